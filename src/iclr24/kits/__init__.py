@@ -1,0 +1,1 @@
+"""Pieces that two or more papers share (nothing paper-specific lives here)."""

@@ -1,0 +1,1 @@
+"""One sub-package per paper; the folder name is the paper's slug (see catalog.toml)."""

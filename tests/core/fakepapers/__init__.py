@@ -1,0 +1,1 @@
+"""A stand-in papers package for testing the framework without heavy dependencies."""
