@@ -128,7 +128,7 @@ def show(slug: Annotated[str, typer.Argument(help="Paper slug (see `iclr24 list`
         return
     doc = paper.docstring()
     if doc:
-        out.print(doc, highlight=False, markup=False)
+        out.print(doc, highlight=False, markup=False, soft_wrap=True)
     api = paper.public_api()
     if api:
         out.print(f"\n[bold]Public API[/] (from iclr24.papers.{slug} import ...): "
