@@ -46,6 +46,7 @@ __all__ = [
     "Rule",
     "RuleError",
     "evaluate_rule",
+    "rule_metric_names",
 ]
 
 
@@ -191,6 +192,16 @@ def _parse_rule(expr: str) -> ast.Expression:
     except SyntaxError as exc:
         raise RuleError(f"rule {expr!r} is not a valid expression: {exc.msg}") from None
     return tree
+
+
+def rule_metric_names(rule: str) -> list[str]:
+    """Metric names an expression rule reads, in order of appearance ([] if not an expression)."""
+    try:
+        tree = ast.parse(rule, mode="eval")
+    except SyntaxError:
+        return []
+    names = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in _FUNCS]
+    return list(dict.fromkeys(names))
 
 
 def evaluate_rule(rule: str | Callable[[Mapping[str, float]], bool],

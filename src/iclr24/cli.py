@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from iclr24 import registry
-from iclr24.claims import Claim, Scale
+from iclr24.claims import Claim, Scale, rule_metric_names
 from iclr24.claims import claim as claim_decorator
 from iclr24.store import ResultStore, StoreError, default_path
 
@@ -241,19 +241,32 @@ def _result_json(rec) -> dict:
             "duration_s": doc["duration_s"], "error": doc["error"]}
 
 
+def _key_metrics(rec) -> str:
+    """The metrics the rule reads (else the first few), each with the paper's value if known."""
+    names = rule_metric_names(rec.rule) or list(rec.metrics)[:4]
+    theirs = rec.paper_reference.get("numbers", {})
+    parts = []
+    for name in names:
+        if name in rec.metrics:
+            paper = f" [paper {_fmt(theirs[name])}]" if name in theirs else ""
+            parts.append(f"{name}={_fmt(rec.metrics[name])}{paper}")
+    return ", ".join(parts)
+
+
 def _print_summary(records: list) -> None:
-    table = Table(title="Results")
-    for col in ("paper", "claim", "verdict", "rule", "ours", "paper says", "time"):
-        table.add_column(col, overflow="fold")
+    table = Table(title="Results (all metrics: iclr24 show SLUG, or the report)")
+    table.add_column("claim", overflow="fold", ratio=2)
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("rule", overflow="fold", ratio=3)
+    table.add_column("measured", overflow="fold", ratio=4)
+    table.add_column("time", justify="right", no_wrap=True)
     for rec in records:
-        ours = ", ".join(f"{k}={_fmt(v)}" for k, v in list(rec.metrics.items())[:8])
-        if len(rec.metrics) > 8:
-            ours += f", … (+{len(rec.metrics) - 8})"
+        measured = _key_metrics(rec)
         if rec.verdict == "error":
-            ours = rec.error.strip().splitlines()[-1] if rec.error else ""
-        theirs = ", ".join(f"{k}={_fmt(v)}" for k, v in rec.paper_reference["numbers"].items())
-        table.add_row(rec.paper, rec.claim, f"[{VERDICT_STYLE[rec.verdict]}]{rec.verdict}[/]",
-                      rec.rule, ours, theirs, f"{rec.duration_s:.1f}s")
+            measured = rec.error.strip().splitlines()[-1] if rec.error else ""
+        table.add_row(f"{rec.paper}.{rec.claim}",
+                      f"[{VERDICT_STYLE[rec.verdict]}]{rec.verdict}[/]", rec.rule, measured,
+                      f"{rec.duration_s:.1f}s")
     out.print(table)
 
 

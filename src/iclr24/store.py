@@ -122,7 +122,7 @@ def _dumps(obj: Any) -> str:
             return clean(x.item())
         return str(x)
 
-    return json.dumps(clean(obj), sort_keys=True, allow_nan=False)
+    return json.dumps(clean(obj), allow_nan=False)  # keeps the order the claim measured in
 
 
 def default_path() -> Path:

@@ -120,3 +120,11 @@ def test_sizes_and_scale_parse():
     assert sizes("FULL", smoke=1, small=2, full=3) == 3
     with pytest.raises(ValueError, match="smoke, small, full"):
         Scale.parse("tiny")
+
+
+def test_rule_metric_names():
+    from iclr24.claims import rule_metric_names
+
+    assert rule_metric_names("acc_a >= acc_b - 0.05 and abs(gap) < 1e-3 and acc_a > 0") == [
+        "acc_a", "acc_b", "gap"]
+    assert rule_metric_names("ratio >=") == []
