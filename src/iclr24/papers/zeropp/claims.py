@@ -1,0 +1,316 @@
+"""ZeRO++ claims: communication volume, convergence on par with ZeRO-3, block quantization error.
+
+Smoke runs use the single-process simulator (threads exchanging the real payloads). At ``small``,
+``comm_volume`` runs 4 real processes over gloo; ``convergence`` stays in the simulator (its ~900
+training steps over gloo on 2 cores would blow the 5-minute budget; the test suite checks that
+simulator and gloo give bit-identical losses, gradients and bytes) and uses gloo at ``full``.
+Throughput is not claimed: a 2-core machine has no slow cross-node links to save time on.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from iclr24.claims import Measurement, Scale, claim, sizes
+
+from .analytic_volume import cross_node_volume, predicted_cross_node_bytes
+from .block_quantization import block_dequantize, block_quantize
+from .comm_ledger import CROSS, INTRA, CommLedger
+from .engine import ZeroPPConfig
+from .topology import Topology
+from .training_runs import (
+    TrainJob,
+    digits_data,
+    evaluate,
+    mlp,
+    one_step_job,
+    run_job,
+    train_job,
+)
+
+_TOPOLOGY = Topology(4, 2)  # N = 4 ranks on n = 2 simulated nodes (G = 2), node-major
+
+_VOLUME_CONFIGS = {
+    "zero3": ZeroPPConfig.zero3(),
+    "qwz": ZeroPPConfig(8, False, None),
+    "hpz": ZeroPPConfig(None, True, None),
+    "qgz": ZeroPPConfig(None, False, 4),
+    "zeropp": ZeroPPConfig(8, True, 4),
+}
+
+
+def _merge(snapshots) -> CommLedger:
+    ledger = CommLedger(_TOPOLOGY)
+    for snap in snapshots:
+        ledger.absorb(snap)
+    return ledger
+
+
+@claim(
+    rule="max_rel_err_vs_formula <= 0.01 and measured_ratio >= 4",
+    paper="§3, Table 1: ZeRO-3 moves 3M cross-node bytes per step, ZeRO++ 0.75M "
+          "(0.5M qwZ + 0 hpZ + 0.25M qgZ): a 4x reduction.",
+    paper_numbers={"measured_ratio": 4.0, "formula_ratio_384": 4.0},
+)
+def comm_volume(scale: Scale, seed: int) -> Measurement:
+    """Cross-node bytes per step leaving each node, measured by the byte ledger, for ZeRO-3 and
+    each ZeRO++ switch, against the paper's closed form at N = 4 ranks on 2 nodes."""
+    width = sizes(scale, smoke=512, small=512)
+    layer_sizes = [width, width, width]  # two Linear(512, 512): 525k parameters
+    transport = sizes(scale, smoke="simulator", small="gloo")
+    init = mlp(layer_sizes, seed).state_dict()
+    g = torch.Generator().manual_seed(seed)
+    batch = (torch.randn(32, width, generator=g), torch.randint(0, width, (32,), generator=g))
+    names = list(_VOLUME_CONFIGS)
+    per_rank = run_job(one_step_job, _TOPOLOGY,
+                       (layer_sizes, init, list(_VOLUME_CONFIGS.values()), batch), transport)
+    metrics: dict[str, float] = {}
+    rows = []
+    shard_numels = per_rank[0][0]["shard_numels"]
+    padded = sum(shard_numels) * _TOPOLOGY.world_size
+    m_bytes = 2 * padded  # M: the model in fp16, as communicated (padding included)
+    errs = []
+    for i, name in enumerate(names):
+        cfg = _VOLUME_CONFIGS[name]
+        ledger = _merge(r[i]["ledger"] for r in per_rank)
+        egress = ledger.egress_per_node(CROSS)
+        measured = sum(egress) / len(egress) / m_bytes
+        formula = cross_node_volume(4, 2, cfg.quantized_weights, cfg.hpz,
+                                    cfg.quantized_gradients)
+        exact = predicted_cross_node_bytes(shard_numels, _TOPOLOGY, cfg.quantized_weights,
+                                           cfg.hpz, cfg.quantized_gradients, cfg.block_size,
+                                           gradient_block_sizes=per_rank[0][i]["grad_blocks"])
+        rel = abs(measured - formula["total"]) / formula["total"]
+        errs.append(rel)
+        intra = sum(ledger.egress_per_node(INTRA)) / len(egress) / m_bytes
+        metrics[f"{name}_cross_over_M"] = measured
+        metrics[f"{name}_formula"] = formula["total"]
+        metrics[f"{name}_intra_over_M"] = intra
+        metrics[f"{name}_exact_bytes_match"] = float(
+            all(e == exact["total"] for e in egress))
+        row = {"config": name, "cross_node_over_M": round(measured, 5),
+               "formula_over_M": round(formula["total"], 5), "rel_err": round(rel, 5),
+               "intra_node_over_M": round(intra, 5),
+               "nodes_equal": len(set(egress)) == 1,
+               "predicted_bytes_per_node": exact["total"], "measured_bytes_node0": egress[0],
+               "hpz_secondary_bytes_per_rank": per_rank[0][i]["secondary_bytes"]}
+        for phase in ("fwd_allgather", "bwd_allgather", "grad_reduce"):
+            row[f"{phase}_over_M"] = round(
+                sum(ledger.egress_per_node(CROSS, phase)) / len(egress) / m_bytes, 5)
+        rows.append(row)
+    metrics["max_rel_err_vs_formula"] = max(errs)
+    metrics["measured_ratio"] = metrics["zero3_cross_over_M"] / metrics["zeropp_cross_over_M"]
+    metrics["formula_ratio"] = metrics["zero3_formula"] / metrics["zeropp_formula"]
+    big3 = cross_node_volume(384, 16)["total"]
+    bigpp = cross_node_volume(384, 16, 8, True, 4)["total"]
+    metrics["formula_zero3_384"] = big3
+    metrics["formula_zeropp_384"] = bigpp
+    metrics["formula_ratio_384"] = big3 / bigpp
+    metrics["model_parameters"] = float(sum(p.numel() for p in init.values()))
+
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 3.6))
+    ax = fig.add_subplot(1, 1, 1)
+    bottom = [0.0] * len(names)
+    for phase, color in (("fwd_allgather", "tab:blue"), ("bwd_allgather", "tab:orange"),
+                         ("grad_reduce", "tab:green")):
+        vals = [r[f"{phase}_over_M"] for r in rows]
+        ax.bar(names, vals, bottom=bottom, color=color, label=phase)
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    ax.scatter(names, [metrics[f"{n}_formula"] for n in names], color="black", marker="_",
+               s=600, zorder=3, label="paper formula")
+    ax.set_ylabel("cross-node bytes / node / step  (x M)")
+    ax.set_title(f"N=4 ranks, 2 nodes ({transport}); ZeRO-3/ZeRO++ = "
+                 f"{metrics['measured_ratio']:.2f}x")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    where = "real processes" if transport == "gloo" else "virtual ranks in one process"
+    notes = (f"Measured with the byte ledger over {transport} ({where}); "
+             "M = 2 bytes x padded parameter count. The formula neglects the fp32 block scales "
+             "(one per 2048 weights for qwZ; one per max(dim0, dim1, N)-th of a layer for qgZ, "
+             "DeepSpeed's rule), which is why measured sits a few tenths of a percent above it; "
+             "'exact_bytes_match' compares with a prediction that counts scales and padding. "
+             f"At 384 GPUs (24 nodes x 16) the formula gives {big3:.3f}M vs {bigpp:.3f}M "
+             f"({big3 / bigpp:.2f}x). hpZ raises intra-node traffic and costs M/G bytes of memory "
+             "per rank for the secondary copy (column hpz_secondary_bytes_per_rank).")
+    return Measurement(metrics=metrics, figure=fig, tables={"bytes_per_step": rows}, notes=notes)
+
+
+def _convergence_worker(comm, plan, layer_sizes, init_state, data):
+    """All rows of the convergence claim, run in order on one job (SPMD)."""
+    results = {}
+    for name, job, start in plan:
+        state = init_state if start is None else results[start]["checkpoint"]
+        results[name] = train_job(comm, job, layer_sizes, state, data)
+    return {name: {"losses": r["losses"], "state": r["state"], "checkpoint": r["checkpoint"]}
+            for name, r in results.items()}
+
+
+@claim(
+    rule="abs(q8_loss_ratio - 1) <= 0.02",
+    paper="§5 / Fig. 8-9 (ICLR version): pretraining with 8-bit (and 6-bit) weight all-gather "
+          "and 4-bit gradients matches ZeRO-3's loss; 4-/2-bit all-gather fine-tuning also "
+          "converges (2-bit slightly worse).",
+    paper_numbers={"q8_loss_ratio": 1.0, "q6_loss_ratio": 1.0},
+)
+def convergence(scale: Scale, seed: int, progress=None) -> Measurement:
+    """Final training loss of ZeRO++ (qwZ at 8/6 bits + hpZ + int4 qgZ) vs ZeRO-3 on digits, and
+    4-/2-bit qwZ fine-tuning from the ZeRO-3 half-way checkpoint; same seeds and data order."""
+    hidden = sizes(scale, smoke=64, small=256)
+    steps = sizes(scale, smoke=16, small=200, full=300)
+    transport = sizes(scale, smoke="simulator", small="simulator", full="gloo")
+    layer_sizes = [64, hidden, hidden, 10]
+    data = digits_data(seed)
+    init = mlp(layer_sizes, seed).state_dict()
+    half = steps // 2
+
+    def job(cfg, n, ckpt=None):
+        return TrainJob(cfg, n, global_batch=64, lr=1e-3, data_seed=seed, checkpoint_step=ckpt)
+
+    def pp(bits):
+        return ZeroPPConfig(bits, True, 4)
+
+    plan = [("zero3", job(ZeroPPConfig.zero3(), steps, half), None),
+            ("q8", job(pp(8), steps), None),
+            ("q6", job(pp(6), steps), None),
+            ("q8_fp16grads", job(ZeroPPConfig(8, True, None), steps), None),
+            ("ft_zero3", job(ZeroPPConfig.zero3(), half), "zero3"),
+            ("ft_q4", job(pp(4), half), "zero3"),
+            ("ft_q2", job(pp(2), half), "zero3")]
+    if progress:
+        progress(0.05, f"training {len(plan)} runs over {transport}")
+    per_rank = run_job(_convergence_worker, _TOPOLOGY, (plan, layer_sizes, init, data), transport)
+    metrics: dict[str, float] = {}
+    curves = {}
+    rows = []
+    for name, job_, start in plan:
+        losses = torch.tensor([r[name]["losses"] for r in per_rank]).mean(0)  # global batch loss
+        curves[name] = losses
+        state = per_rank[0][name]["state"]
+        tr_loss, _tr_acc = evaluate(layer_sizes, state, data["x_train"], data["y_train"])
+        te_loss, te_acc = evaluate(layer_sizes, state, data["x_test"], data["y_test"])
+        key = {"ft_q4": "q4", "ft_q2": "q2"}.get(name, name)
+        metrics[f"{key}_final_loss"] = tr_loss
+        metrics[f"{key}_test_loss"] = te_loss
+        metrics[f"{key}_test_acc"] = te_acc
+        rows.append({"run": name, "weights": job_.config.quantized_weights or "fp16",
+                     "hpz": job_.config.hpz, "grads": job_.config.quantized_gradients or "fp16",
+                     "start": start or "init", "steps": job_.steps,
+                     "final_train_loss": round(tr_loss, 5), "test_loss": round(te_loss, 5),
+                     "test_acc": round(te_acc, 4)})
+    base, ft_base = metrics["zero3_final_loss"], metrics["ft_zero3_final_loss"]
+    metrics["q8_loss_ratio"] = metrics["q8_final_loss"] / base
+    metrics["q6_loss_ratio"] = metrics["q6_final_loss"] / base
+    metrics["q8_fp16grads_loss_ratio"] = metrics["q8_fp16grads_final_loss"] / base
+    metrics["q4_ft_loss_ratio"] = metrics["q4_final_loss"] / ft_base
+    metrics["q2_ft_loss_ratio"] = metrics["q2_final_loss"] / ft_base
+
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 3.6))
+    ax = fig.add_subplot(1, 1, 1)
+    for name, _, start in plan:
+        offset = half if start else 0
+        xs = list(range(offset + 1, offset + 1 + len(curves[name])))
+        ax.plot(xs, curves[name].tolist(), label=name, lw=1.2,
+                ls="--" if start else "-")
+    ax.set_yscale("log")
+    ax.set_xlabel("step")
+    ax.set_ylabel("global batch loss")
+    ax.set_title(f"digits MLP {'-'.join(map(str, layer_sizes))}, N=4 on 2 nodes ({transport})")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    notes = ("Rows q8/q6: ZeRO++ (qwZ at 8/6 bits with 2048-element blocks, hpZ, int4 qgZ with "
+             "DeepSpeed's group rule) trained from the "
+             "same initialization, batches and order as ZeRO-3 (fp16 communication). Rows "
+             "q4/q2: fine-tuning from ZeRO-3's half-way checkpoint with 4-/2-bit qwZ, compared "
+             "with ZeRO-3 fine-tuned from the same checkpoint (fresh Adam, same batches). Losses "
+             "are the full training-set cross-entropy of the final fp32 master weights. 2-bit "
+             "symmetric codes are ternary, so the 2-bit row is expected to lag. Diagnostic row "
+             "q8_fp16grads (qwZ 8-bit + hpZ, gradients in fp16) separates the weight and "
+             "gradient quantization effects: when q8 misses the 2% band and q8_fp16grads does "
+             "not, the gap comes from int4 gradients (qgZ), not from 8-bit weights. The digits "
+             "MLP reaches a training loss near 0.01, where 2% is 0.0002 nats; compare the test "
+             "losses and accuracies too.")
+    return Measurement(metrics=metrics, figure=fig, tables={"runs": rows}, notes=notes)
+
+
+def _relative_error(tensors, bits, block_size):
+    """sqrt(sum ||x - Q(x)||^2 / sum ||x||^2) over tensors; block_size None = one per tensor."""
+    num = den = 0.0
+    for t in tensors:
+        flat = t.detach().reshape(-1).float()
+        b = flat.numel() if block_size is None else block_size
+        deq = block_dequantize(block_quantize(flat, bits, b))
+        num += float(((deq - flat) ** 2).sum())
+        den += float((flat ** 2).sum())
+    return math.sqrt(num / den)
+
+
+@claim(
+    rule="min(weight_ratio_int8, grad_ratio_int8) >= 2",
+    paper="§3.1 (qwZ): block-based quantization has a much lower quantization error than one "
+          "scale per tensor, which is why qwZ quantizes in blocks.",
+)
+def block_quantization_error(scale: Scale, seed: int) -> Measurement:
+    """Relative L2 error of int8/int4 quantization with block sizes 256..8192 vs one scale per
+    parameter tensor, on the weights and gradients of a digits MLP after brief training."""
+    hidden = sizes(scale, smoke=256, small=256)
+    train_steps = sizes(scale, smoke=50, small=200)
+    layer_sizes = [64, hidden, hidden, 10]
+    data = digits_data(seed)
+    model = mlp(layer_sizes, seed)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    g = torch.Generator().manual_seed(seed)
+    x, y = data["x_train"], data["y_train"]
+    for _ in range(train_steps):
+        idx = torch.randint(0, len(y), (64,), generator=g)
+        opt.zero_grad()
+        F.cross_entropy(model(x[idx]), y[idx]).backward()
+        opt.step()
+    opt.zero_grad()
+    idx = torch.randint(0, len(y), (64,), generator=g)
+    F.cross_entropy(model(x[idx]), y[idx]).backward()
+    weights = [p.detach() for p in model.parameters()]
+    grads = [p.grad.detach() for p in model.parameters()]
+    blocks = [256, 512, 1024, 2048, 4096, 8192]
+    rows, metrics = [], {}
+    for kind, tensors in (("weight", weights), ("grad", grads)):
+        for bits in (8, 4):
+            whole = _relative_error(tensors, bits, None)
+            row = {"tensors": kind, "bits": bits, "per_tensor": round(whole, 6)}
+            for b in blocks:
+                err = _relative_error(tensors, bits, b)
+                row[f"block_{b}"] = round(err, 6)
+                if b == 2048:
+                    metrics[f"{kind}_int{bits}_block2048"] = err
+            metrics[f"{kind}_int{bits}_per_tensor"] = whole
+            metrics[f"{kind}_ratio_int{bits}"] = whole / metrics[f"{kind}_int{bits}_block2048"]
+            rows.append(row)
+
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 3.4))
+    ax = fig.add_subplot(1, 1, 1)
+    for row in rows:
+        line = ax.plot(blocks, [row[f"block_{b}"] for b in blocks], marker="o",
+                       label=f"{row['tensors']} int{row['bits']}")[0]
+        ax.axhline(row["per_tensor"], color=line.get_color(), ls=":", lw=1)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("block size (elements)")
+    ax.set_ylabel("relative L2 error")
+    ax.set_title("block quantization (solid) vs one scale per tensor (dotted)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    notes = ("Tensors are the MLP's parameter tensors (64x256, 256x256, 256x10 weights and the "
+             "biases) after a short Adam run, and one mini-batch gradient. 'per_tensor' uses one "
+             "symmetric scale per tensor; block errors use the same quantizer with blocks of "
+             "consecutive elements. Blocks help as much as magnitudes vary within a tensor: a "
+             "tensor whose values share one scale gains little, one with outliers or dead "
+             "rows/columns gains a lot.")
+    return Measurement(metrics=metrics, figure=fig, tables={"errors": rows}, notes=notes)
