@@ -1,0 +1,262 @@
+"""ULTRA's claims at laptop scale: zero-shot transfer to unseen relation vocabularies.
+
+U1 ``zero_shot_synthetic``: pre-train on rule-generated KGs, run zero-shot on unseen ones.
+U2 ``zero_shot_real``: three-fold leave-one-out over pykeen's Nations / Kinships / UMLS.
+Both compare, in the same run and on the same test facts: ULTRA zero-shot, the same architecture
+randomly initialised (floor), PyG DistMult trained on the target, ULTRA trained from scratch on
+the target with the fine-tuning budget, and ULTRA fine-tuned with that budget.
+(U3, permutation invariance, is a unit test.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import torch
+
+from iclr24.claims import Measurement, Scale, claim, sizes
+
+__all__ = ["zero_shot_real", "zero_shot_synthetic"]
+
+
+@contextlib.contextmanager
+def _one_thread() -> Iterator[None]:
+    """Run with one intra-op thread: these tensors are small, and on a busy 2-core machine
+    OpenMP's spinning threads cost several times more than they give."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+@dataclass(frozen=True)
+class _Budget:
+    dim: int
+    layers: int
+    pretrain_steps: int
+    finetune_steps: int
+    batch_size: int
+    num_negatives: int
+    distmult_epochs: int
+    eval_triples: int  # fixed subsample of test facts per target graph (same for every method)
+
+
+def _compare_on_target(target, pretrained, budget: _Budget, seed: int,
+                       progress: Callable[[str], None]) -> dict[str, float]:
+    """The five methods on one target graph; returns their filtered MRR and Hits@10."""
+    from iclr24.kits.knowledge_graphs import (
+        KGETrainConfig,
+        evaluate_link_prediction,
+        kge_score_fn,
+        train_kge,
+    )
+
+    from .evaluation import evaluate
+    from .foundation_model import Ultra, prepare_graph
+    from .training import TrainConfig, fine_tune, train_ultra
+
+    gen = torch.Generator().manual_seed(seed)
+    test = target.test
+    if len(test) > budget.eval_triples:
+        test = test[torch.randperm(len(test), generator=gen)[:budget.eval_triples]]
+    data = prepare_graph(target)
+    ft_cfg = TrainConfig(steps=budget.finetune_steps, batch_size=budget.batch_size,
+                         num_negatives=budget.num_negatives)
+    out: dict[str, float] = {}
+
+    def record(key: str, metrics: dict[str, float]) -> None:
+        out[f"mrr_{key}"] = metrics["mrr"]
+        out[f"hits10_{key}"] = metrics["hits@10"]
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)  # the same initial weights as the pre-trained model's start
+        random_init = Ultra(pretrained.dim, pretrained.num_layers)
+    progress(f"{target.name}: random init / zero-shot")
+    record("random_init", evaluate(random_init, target, triples=test, data=data))
+    record("zero_shot", evaluate(pretrained, target, triples=test, data=data))
+    progress(f"{target.name}: DistMult")
+    dm = train_kge(target.train, target.num_entities, target.num_relations,
+                   KGETrainConfig(dim=64, epochs=budget.distmult_epochs), seed=seed)
+    record("distmult", evaluate_link_prediction(
+        kge_score_fn(dm, target.num_entities, target.num_relations), target, triples=test))
+    progress(f"{target.name}: from scratch")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed + 1)
+        scratch = Ultra(pretrained.dim, pretrained.num_layers)
+    train_ultra(scratch, [target], ft_cfg, seed=seed + 1)
+    record("scratch", evaluate(scratch, target, triples=test, data=data))
+    progress(f"{target.name}: fine-tuning")
+    tuned, _ = fine_tune(pretrained, target, ft_cfg, seed=seed + 1)
+    record("finetuned", evaluate(tuned, target, triples=test, data=data))
+    return out
+
+
+_METHODS = ("random_init", "zero_shot", "distmult", "scratch", "finetuned")
+
+
+def _mean_rows(rows: list[dict[str, float]]) -> dict[str, float]:
+    keys = [f"{m}_{k}" for k in _METHODS for m in ("mrr", "hits10")]
+    return {k: sum(r[k] for r in rows) / len(rows) for k in keys}
+
+
+def _bar_figure(rows: list[dict], labels: list[str], title: str):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7.5, 3.6))
+    ax = fig.add_subplot(1, 1, 1)
+    width = 0.8 / len(_METHODS)
+    for j, m in enumerate(_METHODS):
+        xs = [i + (j - (len(_METHODS) - 1) / 2) * width for i in range(len(rows))]
+        ax.bar(xs, [r[f"mrr_{m}"] for r in rows], width, label=m.replace("_", " "))
+    ax.set_xticks(range(len(rows)), labels)
+    ax.set_ylabel("filtered MRR (both directions)")
+    ax.set_title(title)
+    ax.set_ylim(0, 1.25)
+    ax.legend(fontsize=7, ncol=5, loc="upper center")
+    fig.tight_layout()
+    return fig
+
+
+@claim(
+    rule="zero_shot_minus_random >= 0.2 and zero_shot_over_distmult >= 0.8",
+    paper=("Fig. 1 / Table 1: ULTRA pre-trained on 3 KGs and run zero-shot on 50+ unseen KGs "
+           "(new entities and relations) averages MRR 0.395 vs 0.344 for the best supervised "
+           "per-graph models; fine-tuning adds more. Synthetic analogue (spec U1): zero-shot "
+           "beats random init by >= 0.2 MRR and reaches >= 0.8 x DistMult trained on the target."),
+    paper_numbers={"mrr_zero_shot": 0.395, "mrr_distmult": 0.344},
+)
+def zero_shot_synthetic(scale: Scale, seed: int, progress=None) -> Measurement:
+    """Pre-train ULTRA on rule-generated KGs and test zero-shot on unseen graphs whose relation
+    vocabularies (ids, counts, rules) differ, against random init, DistMult on the target,
+    ULTRA from scratch and ULTRA fine-tuned (same fine-tuning budget)."""
+    from .synthetic_kg import make_rule_kg
+    from .training import TrainConfig, pretrain
+
+    progress = progress or (lambda *a, **k: None)
+    n_ent = sizes(scale, smoke=100, small=300)
+    n_pre = sizes(scale, smoke=2, small=4)
+    n_test = sizes(scale, smoke=1, small=2)
+    budget = sizes(
+        scale,
+        smoke=_Budget(dim=16, layers=2, pretrain_steps=150, finetune_steps=40, batch_size=8,
+                      num_negatives=16, distmult_epochs=30, eval_triples=60),
+        small=_Budget(dim=32, layers=4, pretrain_steps=1500, finetune_steps=200, batch_size=8,
+                      num_negatives=32, distmult_epochs=100, eval_triples=200))
+    t0 = time.perf_counter()
+    with _one_thread():
+        base = 1000 * seed
+        pre = [make_rule_kg(n_ent, 5 + i % 3, 5 + (i + 1) % 3, seed=base + i)
+               for i in range(n_pre)]
+        tests = [make_rule_kg(n_ent, 4 + 2 * j, 8 - j, seed=base + 500 + j, degree=2.5)
+                 for j in range(n_test)]
+        cfg = TrainConfig(steps=budget.pretrain_steps, batch_size=budget.batch_size,
+                          num_negatives=budget.num_negatives)
+        model, losses = pretrain(
+            pre, cfg, dim=budget.dim, num_layers=budget.layers, seed=seed,
+            progress=lambda f, m="": progress(0.7 * f, f"pre-training: {m}"))
+        rows = []
+        for j, kg in enumerate(tests):
+            row = _compare_on_target(kg, model, budget, seed,
+                                     lambda m, j=j: progress(0.7 + 0.3 * j / n_test, m))
+            rows.append(row)
+    mean = _mean_rows(rows)
+    metrics = dict(mean)
+    metrics["zero_shot_minus_random"] = mean["mrr_zero_shot"] - mean["mrr_random_init"]
+    metrics["zero_shot_over_distmult"] = mean["mrr_zero_shot"] / max(mean["mrr_distmult"], 1e-9)
+    metrics["finetuned_minus_scratch"] = mean["mrr_finetuned"] - mean["mrr_scratch"]
+    metrics["pretrain_loss_first"] = sum(losses[:20]) / len(losses[:20])
+    metrics["pretrain_loss_last"] = sum(losses[-20:]) / len(losses[-20:])
+    metrics["wall_s"] = time.perf_counter() - t0
+    table = [{"target": kg.name, "relations": kg.num_relations, "test_facts": len(kg.test),
+              **{k: round(v, 4) for k, v in r.items()}} for kg, r in zip(tests, rows)]
+    notes = (f"Pre-trained on {n_pre} rule KGs ({n_ent} entities each, |R| = "
+             f"{[g.num_relations for g in pre]}) for "
+             f"{budget.pretrain_steps} steps (d={budget.dim}, {budget.layers}+{budget.layers} "
+             f"layers, batch {budget.batch_size}, K={budget.num_negatives}); tested on {n_test} "
+             f"unseen rule KGs (|R| = {[g.num_relations for g in tests]}) with other seeds, "
+             f"rules, relation ids and a higher fact density (degree 2.5 vs 2.0). Fine-tuning / "
+             f"from-scratch "
+             f"budget: {budget.finetune_steps} steps. DistMult: PyG, d=64, "
+             f"{budget.distmult_epochs} epochs, margin loss. MRR is filtered, both directions, on "
+             f"up to {budget.eval_triples} test facts per graph. The paper's numbers are averages "
+             f"over 50+ real KGs, not this synthetic family.")
+    return Measurement(metrics=metrics, tables={"per_target": table}, notes=notes,
+                       figure=_bar_figure(rows, [kg.name.split("(")[0] + f" {j}"
+                                                 for j, kg in enumerate(tests)],
+                                          "U1: unseen synthetic KGs"))
+
+
+@claim(
+    rule="min_zero_shot_minus_random > 0 and finetuned_minus_midpoint >= 0",
+    paper=("The paper reports nothing on Nations/Kinships/UMLS; only the direction is claimed "
+           "(spec U2): zero-shot beats random init in every leave-one-out fold, and fine-tuning "
+           "closes at least half of the gap between zero-shot and supervised DistMult (mean over "
+           "folds). Paper, for reference: zero-shot MRR 0.395 vs 0.344 supervised averaged over "
+           "its benchmark KGs."),
+    paper_numbers={"mrr_zero_shot": 0.395, "mrr_distmult": 0.344},
+)
+def zero_shot_real(scale: Scale, seed: int, progress=None) -> Measurement:
+    """Three-fold leave-one-out over the pykeen KGs (Nations, Kinships, UMLS): pre-train on two,
+    zero-shot on the third, beside random init, DistMult, from-scratch and fine-tuned ULTRA."""
+    from .pykeen_datasets import PYKEEN_KGS, load_pykeen_kg
+    from .training import TrainConfig, pretrain
+
+    progress = progress or (lambda *a, **k: None)
+    budget = sizes(
+        scale,
+        smoke=_Budget(dim=8, layers=2, pretrain_steps=15, finetune_steps=6, batch_size=4,
+                      num_negatives=8, distmult_epochs=5, eval_triples=12),
+        small=_Budget(dim=32, layers=4, pretrain_steps=200, finetune_steps=60, batch_size=8,
+                      num_negatives=32, distmult_epochs=100, eval_triples=80))
+    t0 = time.perf_counter()
+    graphs = {name: load_pykeen_kg(name) for name in PYKEEN_KGS}
+    rows, table = [], []
+    with _one_thread():
+        for k, target in enumerate(PYKEEN_KGS):
+            sources = [graphs[n] for n in PYKEEN_KGS if n != target]
+            cfg = TrainConfig(steps=budget.pretrain_steps, batch_size=budget.batch_size,
+                              num_negatives=budget.num_negatives)
+            model, _ = pretrain(
+                sources, cfg, dim=budget.dim, num_layers=budget.layers, seed=seed + 10 * k,
+                progress=lambda f, m="", k=k, target=target: progress(
+                    (k + 0.6 * f) / 3, f"fold {target}: pre-training {m}"))
+            row = _compare_on_target(graphs[target], model, budget, seed + 10 * k,
+                                     lambda m, k=k: progress((k + 0.6) / 3, m))
+            rows.append(row)
+            table.append({"target": target,
+                          "pretrained_on": "+".join(n for n in PYKEEN_KGS if n != target),
+                          **{m: round(row[f"mrr_{m}"], 4) for m in _METHODS},
+                          **{f"hits10_{m}": round(row[f"hits10_{m}"], 4) for m in _METHODS}})
+    mean = _mean_rows(rows)
+    metrics = dict(mean)
+    metrics["min_zero_shot_minus_random"] = min(r["mrr_zero_shot"] - r["mrr_random_init"]
+                                                for r in rows)
+    metrics["finetuned_minus_midpoint"] = mean["mrr_finetuned"] - 0.5 * (
+        mean["mrr_zero_shot"] + mean["mrr_distmult"])
+    metrics["finetuned_minus_scratch"] = mean["mrr_finetuned"] - mean["mrr_scratch"]
+    from .foundation_model import prepare_graph
+
+    for name, r in zip(PYKEEN_KGS, rows):
+        for m in _METHODS:
+            metrics[f"{name}_mrr_{m}"] = r[f"mrr_{m}"]
+        data = prepare_graph(graphs[name])  # how informative G_R can be on this graph
+        metrics[f"{name}_relation_graph_density"] = (
+            data.relation_graph.edge_index.shape[1] / (4 * data.num_relations ** 2))
+    metrics["wall_s"] = time.perf_counter() - t0
+    notes = (f"Leave-one-out over pykeen's shipped KGs (read offline). Per fold: pre-train "
+             f"{budget.pretrain_steps} steps on the other two (d={budget.dim}, "
+             f"{budget.layers}+{budget.layers} layers, batch {budget.batch_size}, "
+             f"K={budget.num_negatives}); fine-tune / from scratch {budget.finetune_steps} "
+             f"steps; DistMult (PyG, d=64, {budget.distmult_epochs} epochs). Filtered MRR, both "
+             f"directions, on a fixed subsample of {budget.eval_triples} test facts per target, "
+             f"the same for every method. Two source graphs and a few hundred steps are far from "
+             f"the paper's 800k steps on FB15k-237/WN18RR/CoDEx-M. *_relation_graph_density is the "
+             f"fraction of possible (r1, r2, interaction) edges present in G_R: near 1 the "
+             f"relation graph is almost complete and can barely tell relations apart.")
+    return Measurement(metrics=metrics, tables={"leave_one_out": table}, notes=notes,
+                       figure=_bar_figure(rows, list(PYKEEN_KGS), "U2: leave-one-out (pykeen)"))
