@@ -115,15 +115,22 @@ def _worker(fn: Callable[..., Any], rank: int, nproc: int, nodes: int, port: int
         comm = init_distributed(timeout_s, backend)
         try:
             out = fn(comm, *args)
-        finally:
-            if dist.is_initialized():
-                dist.destroy_process_group()
+        except BaseException:  # noqa: BLE001 - report before tearing down the process group
+            _report_failure(rank, results)
+        if dist.is_initialized():
+            dist.destroy_process_group()
         results.put((rank, "ok", pickle.dumps(out)))
     except BaseException:  # noqa: BLE001 - reported to the parent, which stops the job
-        results.put((rank, "error", traceback.format_exc()))
-        results.close()
-        results.join_thread()
-        os._exit(1)
+        _report_failure(rank, results)
+
+
+def _report_failure(rank: int, results: Any) -> None:
+    """Send (time, traceback) to the parent and exit. The time stamp lets the parent blame the
+    rank that failed first: a crash on one rank makes its peers' collectives fail a moment later."""
+    results.put((rank, "error", (time.time(), traceback.format_exc())))
+    results.close()
+    results.join_thread()
+    os._exit(1)
 
 
 def _stop(procs: Sequence[Any]) -> None:
@@ -173,6 +180,21 @@ def launch(fn: Callable[..., Any], nproc: int, nodes: int = 1, args: Sequence[An
             os.environ["OMP_NUM_THREADS"] = old_omp
     out: dict[int, Any] = {}
     deadline = time.monotonic() + timeout_s
+
+    def first_failure(rank: int, report: tuple[float, str]) -> RankFailedError:
+        """Collect the error reports that arrive within a grace period; blame the earliest."""
+        reports = {rank: report}
+        grace = time.monotonic() + 2.0
+        while time.monotonic() < grace:
+            try:
+                other, status, payload = results.get(timeout=0.1)
+            except queue_mod.Empty:
+                continue
+            if status == "error":
+                reports[other] = payload
+        culprit = min(reports, key=lambda r: reports[r][0])
+        return RankFailedError(culprit, reports[culprit][1])
+
     try:
         while len(out) < nproc:
             try:
@@ -183,7 +205,7 @@ def launch(fn: Callable[..., Any], nproc: int, nodes: int = 1, args: Sequence[An
                         try:  # a late error report beats "exit code 1"
                             rank2, status, payload = results.get(timeout=1.0)
                             if status == "error":
-                                raise RankFailedError(rank2, payload) from None
+                                raise first_failure(rank2, payload) from None
                         except queue_mod.Empty:
                             pass
                         raise RankFailedError(rank, f"process exited with code {p.exitcode} "
@@ -194,7 +216,7 @@ def launch(fn: Callable[..., Any], nproc: int, nodes: int = 1, args: Sequence[An
                                        f"{pending} still running (stopped now)")
                 continue
             if status == "error":
-                raise RankFailedError(rank, payload)
+                raise first_failure(rank, payload)
             out[rank] = pickle.loads(payload)
         for p in procs:
             p.join(10.0)
