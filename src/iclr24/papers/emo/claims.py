@@ -1,0 +1,184 @@
+"""EMO claims: ``reverse_kl`` (EMO vs MLE fine-tuning, precision side) and ``bound_exact``."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from iclr24.claims import Measurement, Scale, claim, sizes
+
+from .comparison import ComparisonConfig, bootstrap_mean_interval, run_finetuning_comparison
+from .demd import cosine_cost_matrix, demd, demd_logit_gradient, demd_soft, earth_movers_distance
+from .finetuning import FinetuneConfig
+
+
+def _reverse_kl_config(scale: Scale) -> ComparisonConfig:
+    return ComparisonConfig(
+        n_clusters=sizes(scale, smoke=8, small=32, full=32),
+        n_synonyms=sizes(scale, smoke=4, small=8, full=8),
+        pretrain_sequences=sizes(scale, smoke=2_000, small=20_000, full=100_000),
+        finetune_sequences=sizes(scale, smoke=512, small=1_000, full=1_000),
+        eval_sequences=sizes(scale, smoke=256, small=512, full=2_048),
+        n_seeds=sizes(scale, smoke=1, small=5, full=10),
+        finetune=FinetuneConfig(epochs=1, batch_size=32, lr=5e-4),
+    )
+
+
+def _reverse_kl_figure(result, methods):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(9, 3.4))
+    panels = (("reverse_kl", "reverse KL(Q‖P*) / token\n(model samples: precision)"),
+              ("forward_kl", "forward KL(P*‖Q) / token\n(true data: recall)"),
+              ("wrong_mass", "wrong-cluster mass"))
+    for i, (metric, title) in enumerate(panels):
+        ax = fig.add_subplot(1, 3, i + 1)
+        for j, m in enumerate(methods):
+            vals = result.per_seed(m, metric)
+            ax.bar(j, vals.mean(), color="C1" if m.startswith("emo") else "C0", alpha=0.6)
+            ax.plot(np.full(vals.size, j), vals, "k.", ms=4)
+        ax.axhline(result.pretrained[metric], color="grey", ls="--", lw=1, label="pretrained")
+        ax.set_xticks(range(len(methods)), methods, rotation=30, fontsize=8)
+        ax.set_title(title, fontsize=9)
+        if i == 0:
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+@claim(
+    rule="emo_wins >= 0.8 * n_seeds",
+    paper=("Tab. 1/2: GPT-2 and OPT-125M fine-tuned with EMO reach higher MAUVE under unbiased "
+           "sampling than MLE (and TaiLr, MixCE) on six domains. Spec expectation at laptop "
+           "scale: EMO lowers reverse KL (precision) vs MLE by ~10-30% at equal steps with "
+           "forward KL within ~5%; rule: EMO's reverse KL < MLE's in >= 4 of 5 seeds."),
+)
+def reverse_kl(scale: Scale, seed: int, progress=None) -> Measurement:
+    """Fine-tune one pretrained tiny LM on a shifted synthetic domain with MLE, EMO, MixCE and
+    TaiLr (same checkpoint, data and order per seed) and compare the exact reverse KL of the
+    model's own samples to the true language (plus forward KL and wrong-cluster mass)."""
+    from iclr24.kits.language_models import torch_threads
+
+    config = _reverse_kl_config(scale)
+    # a d=64 model gains nothing from intra-op threads; one thread is also robust when the
+    # machine is shared (OpenMP spin-waits otherwise) and fixes the reduction order
+    with torch_threads(1):
+        result = run_finetuning_comparison(config, seed, progress=progress)
+    methods = list(result.rows[0])
+    metrics: dict[str, float] = {}
+    for m in methods:
+        for key in ("reverse_kl", "forward_kl", "wrong_mass", "nll"):
+            metrics[f"{m}_{key}"] = float(result.per_seed(m, key).mean())
+    for key in ("reverse_kl", "forward_kl", "wrong_mass"):
+        metrics[f"pretrained_{key}"] = result.pretrained[key]
+    metrics["true_entropy"] = result.pretrained["true_entropy"]
+    diff = result.per_seed("emo", "reverse_kl") - result.per_seed("mle", "reverse_kl")
+    low, high = bootstrap_mean_interval(diff, seed=seed)
+    metrics.update(
+        n_seeds=config.n_seeds,
+        emo_wins=int((diff < 0).sum()),
+        delta_reverse_kl=float(diff.mean()),
+        delta_reverse_kl_ci_low=low,
+        delta_reverse_kl_ci_high=high,
+        relative_reverse_kl_change=float(diff.mean() / metrics["mle_reverse_kl"]),
+        forward_kl_ratio=metrics["emo_forward_kl"] / metrics["mle_forward_kl"],
+        wrong_mass_ratio=metrics["emo_wrong_mass"] / metrics["mle_wrong_mass"],
+        pretrain_final_loss=result.pretrain_final_loss,
+        cost_synonym_gap=result.cost_synonym_gap,
+    )
+    rows = [{"seed_index": r, "method": m, **{k: round(v, 5) for k, v in row[m].items()}}
+            for r, row in enumerate(result.rows) for m in methods]
+    notes = (
+        f"Synthetic language K={config.n_clusters} clusters x S={config.n_synonyms} synonyms "
+        f"(+EOS); a {config.n_layers}-layer d={config.d_model} transformer pretrained on "
+        f"{config.pretrain_sequences} sequences of domain A, fine-tuned 1 epoch on "
+        f"{config.finetune_sequences} sequences of domain B (30% of rows resampled), AdamW "
+        f"lr {config.finetune.lr}, batch {config.finetune.batch_size}, linear decay; "
+        f"{config.n_seeds} fine-tuning seeds from one pretrained checkpoint (seed {seed}). "
+        "Metrics are exact over the vocabulary: reverse KL on the model's own ancestral "
+        "samples, forward KL and wrong-cluster mass on true held-out prefixes. "
+        f"delta = EMO - MLE reverse KL, 95% bootstrap interval over seeds "
+        f"[{low:.4f}, {high:.4f}] (crude with few seeds). emo_oracle = EMO with an oracle "
+        "cost embedding (cluster one-hot + noise), an ablation. cost_synonym_gap = mean "
+        "cosine cost across clusters minus within clusters of the frozen pretrained head "
+        "(> 0: the head knows the synonyms). The paper's MAUVE is not computed: no GPT-2 "
+        "features offline; the reverse/forward KL pair plays its precision/recall roles. "
+        "How to read a split result: the cosine cost between synonyms of the frozen head is "
+        "near 0, so DEMD penalises wrong-cluster mass (wrong_mass_ratio < 1) but cannot tell "
+        "synonyms apart; if EMO's reverse KL is nonetheless higher than MLE's, the extra error "
+        "sits inside clusters (the Zipf law over synonyms) and in the weaker MLE fit that "
+        "forward_kl_ratio > 1 shows. Compare emo_oracle, whose cost separates clusters cleanly.")
+    return Measurement(metrics=metrics, figure=_reverse_kl_figure(result, methods),
+                       tables={"per_seed": rows}, notes=notes)
+
+
+@claim(
+    rule="max_abs_diff_onehot < 1e-6 and max_grad_error < 1e-6 "
+         "and max_soft_bound_violation <= 1e-9",
+    paper=("Sec. 3.2: DEMD = qᵀCp upper-bounds EMD and is tight for one-hot targets; its "
+           "gradient re-weights each non-target token by its transport cost, "
+           "∂DEMD/∂z_i = q_i (C(i,y) − E_q[C(·,y)])."),
+)
+def bound_exact(scale: Scale, seed: int) -> Measurement:
+    """DEMD vs POT's exact EMD (``ot.emd2``) on random logits and cosine costs: equal for
+    one-hot targets, an upper bound for label-smoothed ones; autograd gradient vs the closed
+    form; and how much cheaper the one-matmul form is than the exact LP."""
+    import ot  # noqa: F401  (import outside the timed region: POT's first import is slow)
+    import torch
+
+    vocab_sizes = sizes(scale, smoke=[3, 10, 40], small=[2, 3, 10, 40, 100, 257],
+                        full=[2, 3, 10, 40, 100, 257, 1000])
+    n_rows = sizes(scale, smoke=16, small=48, full=128)
+    gen = torch.Generator().manual_seed(seed)
+    max_diff = max_grad = max_violation = 0.0
+    gaps, table = [], []
+    t_demd = t_emd = 0.0
+    _ = demd(torch.zeros(1, 2, dtype=torch.float64), torch.zeros(1, dtype=torch.long),
+             torch.eye(2, dtype=torch.float64))  # warm-up outside the timed region
+    for v in vocab_sizes:
+        d = int(torch.randint(2, 17, (1,), generator=gen))
+        emb = torch.randn(v, d, generator=gen, dtype=torch.float64)
+        logits = 2.0 * torch.randn(n_rows, v, generator=gen, dtype=torch.float64)
+        target = torch.randint(0, v, (n_rows,), generator=gen)
+        cost = cosine_cost_matrix(emb)
+        q = torch.softmax(logits, dim=-1)
+        onehot = torch.nn.functional.one_hot(target, v).double()
+        t = time.perf_counter()
+        bound = demd(logits, target, emb)
+        t_demd = time.perf_counter() - t  # the last (largest) vocabulary's timings are kept
+        t = time.perf_counter()
+        exact = earth_movers_distance(q, onehot, cost)
+        t_emd = time.perf_counter() - t
+        diff = float(np.abs(bound.numpy() - exact).max())
+        # label smoothing 0.1: EMD(q, p) <= qᵀ C p
+        smooth = 0.9 * onehot + 0.1 / v
+        soft_bound = demd_soft(logits, smooth, cost).numpy()
+        soft_exact = earth_movers_distance(q, smooth, cost)
+        violation = float((soft_exact - soft_bound).max())
+        x = logits.clone().requires_grad_(True)
+        (auto,) = torch.autograd.grad(demd(x, target, emb).sum(), x)
+        grad_err = float((auto - demd_logit_gradient(logits, target, emb)).abs().max())
+        gap = float(np.mean(soft_exact / soft_bound))
+        max_diff, max_grad = max(max_diff, diff), max(max_grad, grad_err)
+        max_violation = max(max_violation, violation)
+        gaps.append(gap)
+        table.append({"vocab": v, "dim": d, "max_abs_diff_onehot": diff,
+                      "max_grad_error": grad_err, "max_soft_violation": violation,
+                      "mean_emd_over_demd_smoothed": round(gap, 4)})
+    return Measurement(
+        metrics={"max_abs_diff_onehot": max_diff, "max_grad_error": max_grad,
+                 "max_soft_bound_violation": max_violation,
+                 "mean_emd_over_demd_smoothed": float(np.mean(gaps)),
+                 "largest_vocab": vocab_sizes[-1],
+                 "exact_emd_ms_per_row": 1e3 * t_emd / n_rows,
+                 "demd_ms_per_row": 1e3 * t_demd / n_rows},
+        tables={"per_vocab": table},
+        notes=("float64, random Gaussian embeddings (cosine cost) and N(0, 2²) logits. "
+               "One-hot targets: DEMD must equal POT's network-simplex EMD. Label-smoothed "
+               "targets (0.9/0.1): DEMD = qᵀCp must be >= EMD; mean_emd_over_demd_smoothed "
+               "says how loose the bound is there (1 = tight). Timings (per row, at the largest "
+               "vocabulary, one batched DEMD call vs one POT LP per row) are wall-clock and "
+               "noisy. The official `emoloss` "
+               "package is not installed here, so no cross-check against it is made."),
+    )
