@@ -24,13 +24,14 @@ deterministic: the same fed tokens give the same bits.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import torch
+
+from iclr24.kits.threads import torch_threads
 
 from .transformer import CausalTransformer
 
@@ -46,24 +47,6 @@ __all__ = [
     "sample_from_log_probs",
     "torch_threads",
 ]
-
-
-@contextlib.contextmanager
-def torch_threads(n: int) -> Iterator[None]:
-    """Temporarily run torch's CPU ops on ``n`` intra-op threads (restored afterwards).
-
-    Incremental decoding runs thousands of tiny ops; one thread is fastest for them and, used
-    on both sides of a coder, also fixes the reduction order (same bits in encoder and decoder
-    whatever the process's default thread count).
-    """
-    if not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive int, got {n!r}")
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 @runtime_checkable

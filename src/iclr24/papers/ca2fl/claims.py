@@ -2,38 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import numpy as np
 
 from iclr24.claims import Measurement, Scale, claim, sizes
+from iclr24.kits.statistics import t_half_width as _mean_ci
+from iclr24.kits.threads import torch_threads
 
 _METHODS = ("ca2fl", "fedbuff", "fedasync")
-
-
-@contextmanager
-def _one_thread() -> Iterator[None]:
-    """Tiny models: intra-op threads only add contention on a shared 2-core machine."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
-def _mean_ci(values: Sequence[float]) -> tuple[float, float | None]:
-    """Mean and the half-width of a 95% t-interval over seeds (None for a single seed)."""
-    v = np.asarray(values, dtype=np.float64)
-    if v.size < 2:
-        return float(v.mean()), None
-    from scipy import stats
-
-    half = stats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size)
-    return float(v.mean()), float(half)
 
 
 def _fmt(mean: float, half: float | None, digits: int = 4) -> str:
@@ -64,7 +41,7 @@ def bias_removal(scale: Scale, seed: int, progress: Callable[..., None]) -> Meas
     curves = {}
     total = len(zetas) * n_seeds * len(_METHODS)
     done = 0
-    with _one_thread():
+    with torch_threads(1):
         for z in zetas:
             for s in range(n_seeds):
                 for m in _METHODS:
@@ -134,7 +111,7 @@ def digits_accuracy(scale: Scale, seed: int, progress: Callable[..., None]) -> M
     curves = {}
     total = len(alphas) * n_seeds * len(_METHODS)
     done = 0
-    with _one_thread():
+    with torch_threads(1):
         for a in alphas:
             for s in range(n_seeds):
                 data = digits_split(seed=seed + s)

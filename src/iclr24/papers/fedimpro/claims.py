@@ -2,40 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
 
 from iclr24.claims import Measurement, Scale, claim, sizes
+from iclr24.kits.statistics import t_half_width as _mean_ci
+from iclr24.kits.threads import torch_threads
 
 _NUM_CLIENTS = 10
 _MIN_PARTITION = 5
-
-
-@contextmanager
-def _one_thread() -> Iterator[None]:
-    """Tiny models: intra-op threads only add contention on a shared 2-core machine."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
-def _mean_ci(values: Sequence[float]) -> tuple[float, float | None]:
-    """Mean and the half-width of a 95% t-interval over seeds (None for a single seed)."""
-    v = np.asarray(values, dtype=np.float64)
-    if v.size < 2:
-        return float(v.mean()), None
-    from scipy import stats
-
-    half = stats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size)
-    return float(v.mean()), float(half)
 
 
 def _fmt(mean: float, half: float | None, digits: int = 4) -> str:
@@ -84,7 +61,7 @@ def label_skew_accuracy(scale: Scale, seed: int, progress: Callable[..., None]) 
     curves = {}
     total = n_seeds * sum(len(algs_for(a)) for a in alphas)
     done = 0
-    with _one_thread():
+    with torch_threads(1):
         for a in alphas:
             for s in range(n_seeds):
                 data, parts = _setup(seed + s, a)
@@ -156,7 +133,7 @@ def gradient_dissimilarity(scale: Scale, seed: int, progress: Callable[..., None
     ratios: dict[int, list[float]] = {c: [] for c in checkpoints}
     d_avg: dict[int, list[float]] = {c: [] for c in checkpoints}
     d_imp: dict[int, list[float]] = {c: [] for c in checkpoints}
-    with _one_thread():
+    with torch_threads(1):
         for s in range(n_seeds):
             data, parts = _setup(seed + s, 0.1)
             snaps: dict[int, tuple] = {}
@@ -227,7 +204,7 @@ def privacy_noise(scale: Scale, seed: int, progress: Callable[..., None]) -> Mea
     acc: dict[str, list[float]] = {}
     total = n_seeds * (len(noises) + int(with_fedavg))
     done = 0
-    with _one_thread():
+    with torch_threads(1):
         for s in range(n_seeds):
             data, parts = _setup(seed + s, 0.1)
             if with_fedavg:

@@ -10,28 +10,16 @@ the target with the fine-tuning budget, and ULTRA fine-tuned with that budget.
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
 from iclr24.claims import Measurement, Scale, claim, sizes
+from iclr24.kits.threads import torch_threads
 
 __all__ = ["zero_shot_real", "zero_shot_synthetic"]
-
-
-@contextlib.contextmanager
-def _one_thread() -> Iterator[None]:
-    """Run with one intra-op thread: these tensors are small, and on a busy 2-core machine
-    OpenMP's spinning threads cost several times more than they give."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 @dataclass(frozen=True)
@@ -148,7 +136,7 @@ def zero_shot_synthetic(scale: Scale, seed: int, progress=None) -> Measurement:
         small=_Budget(dim=32, layers=4, pretrain_steps=1500, finetune_steps=200, batch_size=8,
                       num_negatives=32, distmult_epochs=100, eval_triples=200))
     t0 = time.perf_counter()
-    with _one_thread():
+    with torch_threads(1):
         base = 1000 * seed
         pre = [make_rule_kg(n_ent, 5 + i % 3, 5 + (i + 1) % 3, seed=base + i)
                for i in range(n_pre)]
@@ -216,7 +204,7 @@ def zero_shot_real(scale: Scale, seed: int, progress=None) -> Measurement:
     t0 = time.perf_counter()
     graphs = {name: load_pykeen_kg(name) for name in PYKEEN_KGS}
     rows, table = [], []
-    with _one_thread():
+    with torch_threads(1):
         for k, target in enumerate(PYKEEN_KGS):
             sources = [graphs[n] for n in PYKEEN_KGS if n != target]
             cfg = TrainConfig(steps=budget.pretrain_steps, batch_size=budget.batch_size,

@@ -4,44 +4,15 @@ and VFL algorithms differ in their sensitivity to both (laptop-scale, scikit-lea
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable
 from itertools import pairwise
 
 import numpy as np
 
 from iclr24.claims import Measurement, Scale, claim, sizes
-
-
-# ----------------------------------------------------------------------------- statistics
-def _mean_ci(values: Sequence[float]) -> tuple[float, float, float]:
-    """Mean and a two-sided 95% Student-t interval (the mean itself when n < 2)."""
-    from scipy import stats
-
-    x = np.asarray(values, dtype=float)
-    m = float(x.mean())
-    if x.size < 2:
-        return m, m, m
-    half = float(stats.t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
-    return m, m - half, m + half
-
-
-def _diff_ci(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
-    """mean(a) - mean(b) with a 95% Welch interval (independent draws)."""
-    from scipy import stats
-
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
-    d = float(a.mean() - b.mean())
-    if a.size < 2 or b.size < 2:
-        return d, d, d
-    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
-    se = math.sqrt(va + vb)
-    if se == 0:
-        return d, d, d
-    dof = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
-    half = float(stats.t.ppf(0.975, dof) * se)
-    return d, d - half, d + half
+from iclr24.kits.statistics import difference_interval as _diff_ci
+from iclr24.kits.statistics import mean_interval as _mean_ci
+from iclr24.kits.threads import single_threaded
 
 
 def _tag(value: float) -> str:
@@ -50,22 +21,6 @@ def _tag(value: float) -> str:
 
 def _r(x: float, nd: int = 4) -> float:
     return round(float(x), nd)
-
-
-@contextmanager
-def _single_threaded() -> Iterator[None]:
-    """One BLAS/OpenMP thread: these problems are tiny, and idle worker threads spinning on a
-    shared 2-core machine cost more than they give (measured: 25x on the stacking ensemble)."""
-    import torch
-    from threadpoolctl import threadpool_limits
-
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with threadpool_limits(1):
-            yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 def _children(seed: int, n: int) -> list[np.random.Generator]:
@@ -205,7 +160,7 @@ def alpha_controls_importance(scale: Scale, seed: int,
     """Breast cancer (569 x 30), K = 4 parties: importance splits at several alpha, Shapley
     importance of a standardised logistic regression (shap Permutation explainer) per party,
     alpha_hat per split; random equal-size splits (the usual benchmark practice) as baseline."""
-    with _single_threaded():
+    with single_threaded():
         return _alpha_controls_importance(scale, seed, progress)
 
 
@@ -346,7 +301,7 @@ def beta_controls_correlation(scale: Scale, seed: int,
     """make_classification (1000 x 24) and breast cancer (569 x 30), K = 3 parties: fit the
     Icor extremes with BRKGA, split at each beta, measure Icor and beta_hat; random equal-size
     splits as the baseline."""
-    with _single_threaded():
+    with single_threaded():
         return _beta_controls_correlation(scale, seed, progress)
 
 
@@ -506,5 +461,5 @@ def algorithm_sensitivity(scale: Scale, seed: int,
     """Digits (1797 x 64), K = 4: SplitNN vs a stacking local ensemble on importance splits
     (alpha sweep) and correlation splits (beta sweep); gap = acc(SplitNN) - acc(LocalEnsemble)
     with 95% intervals over independent splits."""
-    with _single_threaded():
+    with single_threaded():
         return _algorithm_sensitivity(scale, seed, progress)
