@@ -16,13 +16,7 @@ from iclr24.kits.federated import (
 )
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    """Tiny models: extra intra-op threads only add contention on a 2-core machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _vecs(k, p=5, seed=0):

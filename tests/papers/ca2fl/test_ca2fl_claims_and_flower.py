@@ -9,13 +9,7 @@ from iclr24.papers.ca2fl import CA2FL, LeastSquaresClient, make_least_squares
 from iclr24.papers.ca2fl import claims as ca2fl_claims
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    """Tiny models: extra intra-op threads only add contention on a 2-core machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.mark.parametrize("name", ["bias_removal", "digits_accuracy"])

@@ -24,13 +24,7 @@ from iclr24.papers.ca2fl import (
 )
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    """Tiny models: extra intra-op threads only add contention on a 2-core machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _deltas(k, p=6, seed=0):

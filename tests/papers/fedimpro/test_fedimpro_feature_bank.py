@@ -7,13 +7,7 @@ from hypothesis import strategies as st
 from iclr24.papers.fedimpro import ClassGaussianBank, aggregate_class_gaussians, privatize
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    """Tiny models: extra intra-op threads only add contention on a 2-core machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_initial_state_matches_the_official_init():

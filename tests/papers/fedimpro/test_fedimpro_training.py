@@ -32,13 +32,7 @@ from iclr24.papers.fedimpro import (
 from iclr24.papers.fedimpro import claims as fedimpro_claims
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    """Tiny models: extra intra-op threads only add contention on a 2-core machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _data(n=64, seed=0):

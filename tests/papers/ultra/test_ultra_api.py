@@ -9,13 +9,7 @@ import torch
 from iclr24.papers.ultra import KnowledgeGraph, TrainConfig, UltraLinkPredictor, make_rule_kg
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny tensors: one intra-op thread avoids OpenMP spin costs on a shared 2-core machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
