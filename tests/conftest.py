@@ -1,6 +1,15 @@
-"""Fixtures shared by the paper and kit tests."""
+"""Fixtures and settings shared by all tests."""
+
+import os
 
 import pytest
+from hypothesis import settings
+
+# No per-example deadline (a busy 2-core machine makes timings meaningless); under CI the
+# examples are derandomized so a run is reproducible (locally they stay random, to find bugs).
+settings.register_profile("default", deadline=None)
+settings.register_profile("ci", deadline=None, derandomize=True)
+settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 
 @pytest.fixture

@@ -85,3 +85,14 @@ def test_baseline_bad_input():
         cot_pairwise("abc")
     with pytest.raises(ValueError, match=r"measures\[1\] must lie"):
         cot_pairwise([[0.1], [2.0]])
+
+
+def test_cot_of_coincident_diracs_is_zero():
+    """Regression (found by hypothesis): POT's circle solver returned COT^2 = 1 for two Diracs
+    at 0 whose weights summed to 1 - 6e-16; the wrapper now hands POT an exact unit mass."""
+    u, uw = np.zeros(5), np.full(5, 0.01)
+    v, vw = np.zeros(23), np.full(23, 0.01)
+    assert cot_distance(u, v, uw, vw) == pytest.approx(0.0, abs=1e-9)
+    for batched in (True, False):
+        assert cot_pairwise([(u, uw), (v, vw)], batched=batched)[0, 1] == pytest.approx(
+            0.0, abs=1e-9)

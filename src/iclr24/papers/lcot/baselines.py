@@ -38,6 +38,24 @@ def _uniform_grid(n: int = _UNIFORM_ORACLE_POINTS) -> NDArray[np.float64]:
     return (np.arange(n) + 0.5) / n  # midpoints: the best n-atom approximation of Unif
 
 
+def _for_pot(values: NDArray[np.float64], weights: NDArray[np.float64]
+             ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Sorted atoms with duplicates merged and a cumulative mass that ends at exactly 1.
+
+    POT 0.9.7's circle solvers misread a total mass that falls short of 1 by rounding (e.g.
+    23 atoms of weight 1/23 at 0 against 5 at 0 gives COT^2 = 1 instead of 0); setting the last
+    weight to 1 - (mass before it) makes the cumulative sum exactly 1 in floating point.
+    """
+    atoms, inverse = np.unique(values, return_inverse=True)
+    mass = np.bincount(inverse.reshape(-1), weights=weights.reshape(-1))
+    mass /= mass.sum()
+    if mass.size > 1:
+        mass[-1] = 1.0 - mass[:-1].sum()
+    else:
+        mass[0] = 1.0
+    return atoms, mass
+
+
 def _pair(u, v, u_weights, v_weights):
     uu = validate_measure(u, u_weights, name="u")
     if uu[0].ndim != 1:
@@ -46,11 +64,11 @@ def _pair(u, v, u_weights, v_weights):
         if v_weights is not None:
             raise ValueError("v_weights given but v is None (None means the uniform measure)")
         g = _uniform_grid()
-        return uu, (g, np.full(g.size, 1.0 / g.size))
+        return _for_pot(*uu), _for_pot(g, np.full(g.size, 1.0 / g.size))
     vv = validate_measure(v, v_weights, name="v")
     if vv[0].ndim != 1:
         raise ValueError(f"v must be 1-D (N,), got shape {vv[0].shape}")
-    return uu, vv
+    return _for_pot(*uu), _for_pot(*vv)
 
 
 def cot_distance(u: ArrayLike, v: ArrayLike | None = None, u_weights: ArrayLike | None = None,
@@ -120,7 +138,7 @@ def _pairwise_pot(measures: Sequence, solver: str, batched: bool, chunk_pairs: i
                   progress=None) -> NDArray[np.float64]:
     import ot
 
-    items = coerce_measures(measures)
+    items = [_for_pot(v, w) for v, w in coerce_measures(measures)]
     k = len(items)
     iu, ju = np.triu_indices(k, 1)
     d2 = np.zeros(iu.size)
