@@ -49,6 +49,7 @@ def difference_interval(a: Sequence[float], b: Sequence[float], confidence: floa
     se = math.sqrt(va + vb)
     if se == 0:
         return d, d, d
-    dof = (va + vb) ** 2 / (va**2 / (x.size - 1) + vb**2 / (y.size - 1))
+    ra, rb = va / max(va, vb), vb / max(va, vb)  # dof is scale-free; rescaling avoids underflow
+    dof = (ra + rb) ** 2 / (ra**2 / (x.size - 1) + rb**2 / (y.size - 1))  # Welch-Satterthwaite
     half = float(stats.t.ppf(0.5 + confidence / 2, dof) * se)
     return d, d - half, d + half
