@@ -50,6 +50,7 @@ from .party_correlation import (
     icor,
     icor_for_permutations,
 )
+from .party_importance import _as_rng
 
 __all__ = [
     "PAPER_FIT_BRKGA",
@@ -61,14 +62,6 @@ __all__ = [
     "apply_split",
     "dirichlet_stick_breaking",
 ]
-
-
-def _as_rng(rng: int | np.random.Generator | None) -> np.random.Generator:
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
-        return np.random.default_rng(rng)
-    raise TypeError(f"rng must be None, an int seed or a numpy Generator; got {type(rng)}")
 
 
 def _check_n_parties(n_parties: int) -> int:
