@@ -19,3 +19,13 @@ def one_torch_thread():
 
     with torch_threads(1):
         yield
+
+
+@pytest.fixture
+def task_identity(monkeypatch):
+    """What a Flower runtime sets before a ServerApp builds messages (for hand-built messages)."""
+    from flwr.supercore.task_identity import TaskIdentity
+
+    monkeypatch.setattr(TaskIdentity, "_run_id", 1)
+    monkeypatch.setattr(TaskIdentity, "_node_id", 0)
+    monkeypatch.setattr(TaskIdentity, "_task_id", 1)

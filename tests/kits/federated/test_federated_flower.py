@@ -8,7 +8,6 @@ from torch import nn
 pytest.importorskip("flwr")
 
 from flwr.app import ArrayRecord, ConfigRecord, Message, MetricRecord, RecordDict
-from flwr.supercore.task_identity import TaskIdentity
 
 from iclr24.kits.federated import (
     AsyncSimulator,
@@ -30,14 +29,6 @@ from iclr24.kits.federated.flower import (
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
-
-@pytest.fixture
-def task_identity(monkeypatch):
-    """What a Flower runtime sets before a ServerApp builds messages."""
-    monkeypatch.setattr(TaskIdentity, "_run_id", 1)
-    monkeypatch.setattr(TaskIdentity, "_node_id", 0)
-    monkeypatch.setattr(TaskIdentity, "_task_id", 1)
 
 
 def _model():

@@ -7,7 +7,6 @@ import torch
 pytest.importorskip("flwr")
 
 from flwr.app import ConfigRecord, Message, MetricRecord, RecordDict
-from flwr.supercore.task_identity import TaskIdentity
 
 from iclr24.kits.federated import fedavg_aggregate, flatten_params
 from iclr24.kits.federated.flower import (
@@ -26,13 +25,6 @@ from iclr24.papers.fedimpro.flower import (
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
-
-@pytest.fixture
-def task_identity(monkeypatch):
-    monkeypatch.setattr(TaskIdentity, "_run_id", 1)
-    monkeypatch.setattr(TaskIdentity, "_node_id", 0)
-    monkeypatch.setattr(TaskIdentity, "_task_id", 1)
 
 
 def _clients():
