@@ -17,11 +17,21 @@ paper reports for the comparable setting::
         ...
         return Measurement(metrics={"ratio": t_cot / t_lcot, ...}, figure=fig)
 
-``holds`` is never set by hand: :meth:`Claim.verdict` evaluates the rule on the metrics. A rule
-is a Python expression over metric names (comparisons, ``and``/``or``/``not``, arithmetic,
+The verdict is never set by hand: :meth:`Claim.verdict` evaluates the rule on the metrics. A
+rule is a Python expression over metric names (comparisons, ``and``/``or``/``not``, arithmetic,
 ``abs``/``min``/``max``), a mapping from scale to such an expression, or a callable
-``metrics -> bool``. A metric the rule names but the claim did not measure is an error, not a
-silent "fails".
+``metrics -> bool | None``. A metric the rule names but the claim did not measure is an error,
+not a silent "fails".
+
+Verdicts are three-valued. A metric is a plain number or an :class:`Estimate` (a value with an
+interval over seeds or bootstrap resamples). A comparison that involves an estimate is *true*
+when it holds for every point of the interval, *false* when it fails for every point, and
+*unknown* otherwise; ``and``/``or``/``not`` follow Kleene's strong logic. The rule's truth value
+maps to ``holds`` / ``fails`` / ``inconclusive``. Arithmetic between an estimate and anything
+else inside a rule is refused: the seeds behind two estimates are correlated, so interval
+arithmetic would mislead; build the difference or ratio as its own estimate in the claim
+(:meth:`Estimate.difference`, :meth:`Estimate.bootstrap`). ``abs(e)`` and ``-e`` are exact
+and allowed.
 
 This module imports nothing heavy: papers import it from their ``claims.py`` only.
 """
@@ -33,12 +43,14 @@ import enum
 import inspect
 import math
 import operator
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 __all__ = [
     "Scale",
+    "Estimate",
     "Measurement",
     "Claim",
     "claim",
@@ -47,7 +59,12 @@ __all__ = [
     "RuleError",
     "evaluate_rule",
     "rule_metric_names",
+    "HOLDS",
+    "FAILS",
+    "INCONCLUSIVE",
 ]
+
+HOLDS, FAILS, INCONCLUSIVE = "holds", "fails", "inconclusive"
 
 
 class Scale(str, enum.Enum):
@@ -86,17 +103,169 @@ def sizes(scale: Scale | str, *, smoke: T, small: T, full: T | None = None) -> T
     return small if full is None else full
 
 
+def _replicates(values: Any, name: str) -> Any:
+    import numpy as np
+
+    try:
+        x = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a sequence of numbers, got {values!r}") from None
+    if x.ndim != 1:
+        raise ValueError(f"{name} must be 1-D (one number per seed), got shape {x.shape}")
+    if x.size < 2:
+        raise ValueError(f"{name} needs at least 2 replicates to form an interval, got "
+                         f"{x.size}; report a single run as a plain number")
+    return x
+
+
+def _check_confidence(confidence: float) -> float:
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) \
+            or not 0 < confidence < 1:
+        raise ValueError(f"confidence must be a number in (0, 1), got {confidence!r}")
+    return float(confidence)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A measured number with its uncertainty: ``value`` and a ``confidence`` interval
+    ``[low, high]`` from ``n`` replicates (seeds, folds, bootstrap samples of the data).
+
+    Build it from samples rather than by hand:
+
+    - :meth:`mean_of` - mean of replicates, Student-t interval;
+    - :meth:`difference` - mean(a) - mean(b), Welch interval (or a paired t interval);
+    - :meth:`bootstrap` - any statistic of one or more samples, bootstrap interval.
+
+    A rule reads the whole interval (see the module docstring): ``diff > 0`` *holds* only when
+    ``low > 0`` and *fails* only when ``high <= 0``.
+    """
+
+    value: float
+    low: float
+    high: float
+    n: int
+    confidence: float = 0.95
+    method: str = "given"
+
+    def __post_init__(self) -> None:
+        for attr in ("value", "low", "high"):
+            v = getattr(self, attr)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) and not hasattr(v, "item"):
+                raise TypeError(f"Estimate.{attr} must be a number, got {v!r}")
+            object.__setattr__(self, attr, float(v))
+        if self.low > self.high:
+            raise ValueError(f"Estimate needs low <= high, got [{self.low}, {self.high}]")
+        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 1:
+            raise ValueError(f"Estimate.n must be a positive int, got {self.n!r}")
+        _check_confidence(self.confidence)
+        if not isinstance(self.method, str):
+            raise TypeError(f"Estimate.method must be a string, got {self.method!r}")
+
+    @classmethod
+    def mean_of(cls, values: Any, confidence: float = 0.95) -> Estimate:
+        """Mean of replicates (one per seed) with a two-sided Student-t interval."""
+        from iclr24.kits.statistics import mean_interval
+
+        x = _replicates(values, "values")
+        mean, low, high = mean_interval(x, _check_confidence(confidence))
+        return cls(mean, low, high, int(x.size), confidence, "t")
+
+    @classmethod
+    def difference(cls, a: Any, b: Any, confidence: float = 0.95, *,
+                   paired: bool = False) -> Estimate:
+        """mean(a) - mean(b): a Welch interval for independent samples, or with ``paired=True``
+        (a[i] and b[i] from the same seed/data) a Student-t interval on the differences."""
+        from iclr24.kits.statistics import difference_interval, mean_interval
+
+        x, y = _replicates(a, "a"), _replicates(b, "b")
+        confidence = _check_confidence(confidence)
+        if paired:
+            if x.shape != y.shape:
+                raise ValueError(f"paired samples need equal lengths, got {x.size} and {y.size}")
+            d, low, high = mean_interval(x - y, confidence)
+            return cls(d, low, high, int(x.size), confidence, "paired-t")
+        d, low, high = difference_interval(x, y, confidence)
+        return cls(d, low, high, int(min(x.size, y.size)), confidence, "welch")
+
+    @classmethod
+    def bootstrap(cls, samples: Any, statistic: Callable[..., float], confidence: float = 0.95,
+                  *, n_resamples: int = 2000, seed: int = 0, paired: bool = False) -> Estimate:
+        """``statistic`` over bootstrap resamples (SciPy's BCa, percentile where BCa is
+        undefined). ``samples`` is one 1-D sample, or a tuple of samples that are resampled
+        independently (``paired=True``: together, row for row); ``statistic(*samples)`` returns
+        one number. ``seed`` makes the interval reproducible."""
+        import numpy as np
+        from scipy import stats
+
+        if not callable(statistic):
+            raise TypeError(f"statistic must be callable, got {statistic!r}")
+        if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 100:
+            raise ValueError(f"n_resamples must be an int >= 100, got {n_resamples!r}")
+        group = tuple(samples) if isinstance(samples, tuple) else (samples,)
+        data = tuple(_replicates(s, "samples") for s in group)
+        confidence = _check_confidence(confidence)
+        value = float(statistic(*data))
+
+        low = high = math.nan
+        for method in ("BCa", "percentile"):
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # BCa warns (and gives NaN) on degenerate data
+                res = stats.bootstrap(data, lambda *xs: float(statistic(*xs)),
+                                      vectorized=False, paired=paired,
+                                      confidence_level=confidence, n_resamples=n_resamples,
+                                      method=method, rng=np.random.default_rng(seed))
+            low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+            if math.isfinite(low) and math.isfinite(high):
+                break
+        if not (math.isfinite(low) and math.isfinite(high)):
+            low = high = value  # every resample gave the same statistic: a degenerate sample
+        return cls(value, min(low, value), max(high, value), int(min(d.size for d in data)),
+                   confidence, "bootstrap")
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return self.low, self.high
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"value": self.value, "low": self.low, "high": self.high, "n": self.n,
+                "confidence": self.confidence, "method": self.method}
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> Estimate:
+        def num(key: str) -> float:
+            v = doc.get(key)
+            return math.nan if v is None else float(v)
+
+        return cls(num("value"), num("low"), num("high"), int(doc["n"]),
+                   float(doc.get("confidence", 0.95)), str(doc.get("method", "given")))
+
+    def __format__(self, spec: str) -> str:
+        spec = spec or ".4g"
+
+        def f(x: float) -> str:
+            return format(x, spec).replace("-", "\u2212")
+
+        return f"{f(self.value)} [{f(self.low)}, {f(self.high)}] (n={self.n})"
+
+    def __str__(self) -> str:
+        return format(self)
+
+
+Metric = float | Estimate
+
+
 @dataclass
 class Measurement:
     """What a claim function returns: numbers measured in this run, and how to show them.
 
-    metrics: name -> number (the method's and the baseline's), what the rule reads.
+    metrics: name -> number or :class:`Estimate` (the method's and the baseline's), what the
+             rule reads. A number from several seeds is an Estimate, never a bare mean.
     figure:  an optional matplotlib Figure (stored as PNG, shown in the report).
     tables:  optional named tables (lists of row dicts) for the report, e.g. a benchmark per L.
     notes:   free text: what differs from the paper, how to read the numbers.
     """
 
-    metrics: Mapping[str, float | int | bool]
+    metrics: Mapping[str, float | int | bool | Estimate]
     figure: Any = None
     tables: Mapping[str, list[Mapping[str, Any]]] = field(default_factory=dict)
     notes: str = ""
@@ -104,14 +273,18 @@ class Measurement:
     def __post_init__(self) -> None:
         if not isinstance(self.metrics, Mapping):
             raise TypeError(f"metrics must be a mapping of name -> number, got {type(self.metrics)}")
-        clean: dict[str, float] = {}
+        clean: dict[str, Metric] = {}
         for key, value in self.metrics.items():
             if not isinstance(key, str) or not key.isidentifier():
                 raise ValueError(f"metric names must be identifiers, got {key!r}")
+            if isinstance(value, Estimate):
+                clean[key] = value
+                continue
             try:
                 clean[key] = float(value)
             except (TypeError, ValueError):
-                raise TypeError(f"metric {key!r} must be a number, got {value!r}") from None
+                raise TypeError(f"metric {key!r} must be a number or an Estimate, "
+                                f"got {value!r}") from None
         self.metrics = clean
         if not isinstance(self.tables, Mapping):
             raise TypeError("tables must be a mapping of name -> list of row dicts")
@@ -124,7 +297,8 @@ class RuleError(ValueError):
     """A rule that cannot be evaluated (bad syntax, unknown metric, forbidden construct)."""
 
 
-Rule = str | Callable[[Mapping[str, float]], bool] | Mapping[str, str]
+Truth = bool | None  # Kleene's three values: True, False, None (unknown)
+Rule = str | Callable[[Mapping[str, Metric]], Truth] | Mapping[str, str]
 
 _BINOPS = {
     ast.Add: operator.add,
@@ -144,7 +318,63 @@ _CMPOPS = {
 _FUNCS = {"abs": abs, "min": min, "max": max}
 
 
-def _eval_node(node: ast.AST, metrics: Mapping[str, float]) -> Any:
+def _bounds(x: Any) -> tuple[float, float]:
+    return (x.low, x.high) if isinstance(x, Estimate) else (x, x)
+
+
+def compare_intervals(op: Callable[[Any, Any], bool], left: Any, right: Any) -> Truth:
+    """Three-valued ``op(left, right)`` where either side may be an :class:`Estimate`.
+
+    True when ``op(x, y)`` holds for every x in left's interval and y in right's, False when it
+    fails for every such pair, None otherwise. A NaN anywhere gives False (as a NaN number does).
+    """
+    (l1, h1), (l2, h2) = _bounds(left), _bounds(right)
+    if any(isinstance(v, float) and math.isnan(v) for v in (l1, h1, l2, h2)):
+        return False
+    if op is operator.lt:
+        return True if h1 < l2 else False if l1 >= h2 else None
+    if op is operator.le:
+        return True if h1 <= l2 else False if l1 > h2 else None
+    if op is operator.gt:
+        return True if l1 > h2 else False if h1 <= l2 else None
+    if op is operator.ge:
+        return True if l1 >= h2 else False if h1 < l2 else None
+    point = l1 == h1 == l2 == h2
+    disjoint = h1 < l2 or h2 < l1
+    if op is operator.eq:
+        return True if point else False if disjoint else None
+    return False if point else True if disjoint else None  # operator.ne
+
+
+def _kleene_and(values: list[Truth]) -> Truth:
+    if any(v is False for v in values):
+        return False
+    return True if all(v is True for v in values) else None
+
+
+def _kleene_or(values: list[Truth]) -> Truth:
+    if any(v is True for v in values):
+        return True
+    return False if all(v is False for v in values) else None
+
+
+def _truth(value: Any) -> Truth:
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, Estimate):
+        raise RuleError("an estimate is not a truth value: compare it (e.g. `diff > 0`)")
+    return bool(value)
+
+
+def _no_estimate(values: list[Any], what: str) -> None:
+    if any(isinstance(v, Estimate) for v in values):
+        raise RuleError(f"{what} on an estimate is refused inside a rule: the seeds behind "
+                        "estimates are correlated, so interval arithmetic would mislead; build "
+                        "the combined quantity as its own Estimate in the claim (e.g. "
+                        "Estimate.difference(a, b) or Estimate.bootstrap(...))")
+
+
+def _eval_node(node: ast.AST, metrics: Mapping[str, Metric]) -> Any:
     if isinstance(node, ast.Expression):
         return _eval_node(node.body, metrics)
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool)):
@@ -156,33 +386,49 @@ def _eval_node(node: ast.AST, metrics: Mapping[str, float]) -> Any:
                             f"measured: {known}")
         return metrics[node.id]
     if isinstance(node, ast.BoolOp):
-        values = [bool(_eval_node(v, metrics)) for v in node.values]
-        return all(values) if isinstance(node.op, ast.And) else any(values)
+        values = [_truth(_eval_node(v, metrics)) for v in node.values]
+        return _kleene_and(values) if isinstance(node.op, ast.And) else _kleene_or(values)
     if isinstance(node, ast.UnaryOp):
         value = _eval_node(node.operand, metrics)
         if isinstance(node.op, ast.Not):
-            return not value
+            t = _truth(value)
+            return None if t is None else not t
+        if isinstance(value, Estimate):
+            if isinstance(node.op, ast.USub):  # exact: the interval flips
+                return Estimate(-value.value, -value.high, -value.low, value.n,
+                                value.confidence, value.method)
+            if isinstance(node.op, ast.UAdd):
+                return value
         if isinstance(node.op, ast.USub):
             return -value
         if isinstance(node.op, ast.UAdd):
             return +value
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        return _BINOPS[type(node.op)](_eval_node(node.left, metrics),
-                                      _eval_node(node.right, metrics))
+        left, right = _eval_node(node.left, metrics), _eval_node(node.right, metrics)
+        _no_estimate([left, right], "arithmetic")
+        return _BINOPS[type(node.op)](left, right)
     if isinstance(node, ast.Compare):
         left = _eval_node(node.left, metrics)
+        results: list[Truth] = []
         for op, comparator in zip(node.ops, node.comparators):
             if type(op) not in _CMPOPS:
-                break
+                raise RuleError(f"unsupported comparison in rule: {type(op).__name__}")
             right = _eval_node(comparator, metrics)
-            if not _CMPOPS[type(op)](left, right):
-                return False
+            if left is None or right is None:
+                raise RuleError("a comparison's operand is an unknown truth value")
+            results.append(compare_intervals(_CMPOPS[type(op)], left, right))
             left = right
-        else:
-            return True
+        return _kleene_and(results)
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             and node.func.id in _FUNCS and not node.keywords):
-        return _FUNCS[node.func.id](*(_eval_node(a, metrics) for a in node.args))
+        args = [_eval_node(a, metrics) for a in node.args]
+        if node.func.id == "abs" and len(args) == 1 and isinstance(args[0], Estimate):
+            e = args[0]  # exact image of the interval under |.|
+            lo = 0.0 if e.low <= 0 <= e.high else min(abs(e.low), abs(e.high))
+            return Estimate(abs(e.value), lo, max(abs(e.low), abs(e.high)), e.n, e.confidence,
+                            e.method)
+        _no_estimate(args, f"{node.func.id}()")
+        return _FUNCS[node.func.id](*args)
     raise RuleError(f"unsupported construct in rule: {ast.dump(node)[:80]}")
 
 
@@ -204,12 +450,24 @@ def rule_metric_names(rule: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def evaluate_rule(rule: str | Callable[[Mapping[str, float]], bool],
-                  metrics: Mapping[str, float]) -> bool:
-    """Evaluate one rule on measured metrics. NaN compares false, so a NaN metric fails."""
+def evaluate_rule(rule: str | Callable[[Mapping[str, Metric]], Truth],
+                  metrics: Mapping[str, Metric]) -> Truth:
+    """Evaluate one rule on measured metrics: True, False or None (unknown: an interval
+    straddles the rule's boundary). NaN compares false, so a NaN metric fails."""
     if callable(rule):
-        return bool(rule(dict(metrics)))
-    return bool(_eval_node(_parse_rule(rule), metrics))
+        out = rule(dict(metrics))
+        if out is not None and not isinstance(out, (bool, int)) or isinstance(out, Estimate):
+            raise RuleError(f"a callable rule must return True, False or None, got {out!r}")
+        return None if out is None else bool(out)
+    result = _eval_node(_parse_rule(rule), metrics)
+    if isinstance(result, Estimate):
+        raise RuleError("a rule must end in a comparison, not an estimate")
+    return _truth(result)
+
+
+def verdict_of(truth: Truth) -> str:
+    """The verdict word for a rule's truth value."""
+    return HOLDS if truth is True else FAILS if truth is False else INCONCLUSIVE
 
 
 @dataclass(frozen=True)
@@ -223,6 +481,7 @@ class Claim:
     paper_numbers: Mapping[str, float]
     description: str
     module: str
+    resources: Mapping[str, Any] = field(default_factory=dict)
 
     def rule_for(self, scale: Scale | str) -> str | Callable[[Mapping[str, float]], bool]:
         """The rule that applies at ``scale`` (a per-scale mapping falls back small -> smoke)."""
@@ -240,9 +499,20 @@ class Claim:
             return (inspect.getdoc(rule) or getattr(rule, "__name__", "callable rule")).strip()
         return rule
 
-    def verdict(self, metrics: Mapping[str, float], scale: Scale | str) -> bool:
-        """Whether the claim holds, computed from the metrics by the declared rule."""
-        return evaluate_rule(self.rule_for(scale), metrics)
+    def verdict(self, metrics: Mapping[str, Metric], scale: Scale | str) -> str:
+        """``holds`` / ``fails`` / ``inconclusive``, computed from the metrics by the rule."""
+        return verdict_of(evaluate_rule(self.rule_for(scale), metrics))
+
+    def resources_for(self, scale: Scale | str) -> dict[str, float]:
+        """What one run at ``scale`` asks of a machine: ``{"cpus": int, "gpus": float}``."""
+        scale = Scale.parse(scale)
+        out = {"cpus": 1, "gpus": 0}
+        for key, value in self.resources.items():
+            if isinstance(value, Mapping):
+                value = next((value[c] for c in (scale.value, "small", "smoke") if c in value),
+                             out[key])
+            out[key] = value
+        return out
 
     @property
     def wants_progress(self) -> bool:
@@ -262,15 +532,40 @@ class Claim:
         return out
 
 
+def _check_resources(resources: Mapping[str, Any]) -> dict[str, Any]:
+    if not isinstance(resources, Mapping):
+        raise TypeError(f"resources must be a mapping like {{'cpus': 2}}, got {resources!r}")
+
+    def amount(key: str, v: Any) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
+                or v < 0 or (key == "cpus" and (v < 1 or v != int(v))):
+            want = "an int >= 1" if key == "cpus" else "a number >= 0"
+            raise ValueError(f"resources[{key!r}] must be {want}, got {v!r}")
+        return int(v) if key == "cpus" else float(v)
+
+    out: dict[str, Any] = {}
+    for key, value in resources.items():
+        if key not in ("cpus", "gpus"):
+            raise ValueError(f"resources keys are 'cpus' and 'gpus', got {key!r}")
+        if isinstance(value, Mapping):
+            out[key] = {Scale.parse(s).value: amount(key, v) for s, v in value.items()}
+        else:
+            out[key] = amount(key, value)
+    return out
+
+
 def claim(
     *,
     rule: Rule,
     paper: str,
     paper_numbers: Mapping[str, float] | None = None,
     name: str | None = None,
+    resources: Mapping[str, Any] | None = None,
 ) -> Callable[[Callable[..., Measurement]], Claim]:
     """Declare a claim. ``rule`` judges the metrics; ``paper`` (text) and ``paper_numbers``
     (metric name -> the paper's value for the comparable setting) are shown beside ours.
+    ``resources`` says what one run needs: ``{"cpus": 2, "gpus": {"full": 1}}`` (a number, or
+    a scale -> number mapping); ``--jobs`` and the Ray executor respect it. Default: 1 CPU.
 
     String rules are parsed at decoration time so a typo fails on import, not after a run.
     """
@@ -294,6 +589,8 @@ def claim(
         if not math.isfinite(value):
             raise ValueError(f"paper_numbers[{key!r}] must be finite")
 
+    wanted = _check_resources(resources or {})
+
     def decorate(fn: Callable[..., Measurement]) -> Claim:
         params = list(inspect.signature(fn).parameters)
         if params[:2] != ["scale", "seed"]:
@@ -307,6 +604,7 @@ def claim(
             paper_numbers=numbers,
             description=(inspect.getdoc(fn) or "").strip(),
             module=fn.__module__,
+            resources=wanted,
         )
 
     return decorate
