@@ -1,5 +1,7 @@
 """The ``iclr24`` command: list, show, run, report.
 
+Verdicts: holds, fails (not reproduced at that scale), inconclusive (an interval over seeds
+straddles the rule's boundary), error (the claim raised).
 Exit codes of ``run``: 0 when every claim ran (whatever the verdicts), 1 when a claim errored,
 2 for bad usage (unknown paper or claim, a planned paper, bad scale, unusable store path),
 130 when interrupted by Ctrl-C (what finished is stored).
@@ -9,7 +11,6 @@ Heavy libraries are imported only when a paper's claims run, so ``--help`` and `
 from __future__ import annotations
 
 import json
-import traceback
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -18,9 +19,8 @@ from rich.console import Console
 from rich.table import Table
 
 from iclr24 import registry
-from iclr24.claims import Claim, Scale, rule_metric_names
-from iclr24.claims import claim as claim_decorator
-from iclr24.store import ResultStore, StoreError, default_path
+from iclr24.claims import Estimate, Scale, rule_metric_names
+from iclr24.store import VERDICTS, ResultStore, StoreError, default_path
 
 app = typer.Typer(
     help="ICLR 2024 papers as working software: list them, run their claims, report results.",
@@ -38,7 +38,7 @@ StoreOpt = Annotated[
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document for scripts.")]
 
-VERDICT_STYLE = {"holds": "green", "fails": "yellow", "error": "red"}
+VERDICT_STYLE = {"holds": "green", "fails": "yellow", "inconclusive": "cyan", "error": "red"}
 
 
 def _usage_error(message: str) -> typer.Exit:
@@ -149,12 +149,14 @@ def show(slug: Annotated[str, typer.Argument(help="Paper slug (see `iclr24 list`
     out.print(table)
 
 
-def _fmt(value: float) -> str:
-    return f"{value:.4g}"
+def _fmt(value: float | Estimate) -> str:
+    """A number to 4 significant digits; an estimate as ``0.0041 [−0.0063, 0.0145] (n=5)``."""
+    return format(value, ".4g")
 
 
-def _plan(slugs: list[str], claim_names: list[str]) -> list[tuple[registry.Paper, Claim]]:
-    """Resolve slugs/claims into (paper, claim) tasks, or exit 2 with a helpful message."""
+def _plan(slugs: list[str], claim_names: list[str]) -> list[tuple[registry.Paper, str]]:
+    """Resolve slugs/claims into (paper, claim name) pairs, or exit 2 with a helpful message.
+    Nothing is imported: names come from reading each claims.py."""
     if not slugs:
         raise _usage_error("name at least one paper slug, or `all`")
     if "all" in slugs:
@@ -176,30 +178,22 @@ def _plan(slugs: list[str], claim_names: list[str]) -> list[tuple[registry.Paper
         listing = "; ".join(f"{p.slug}: {', '.join(p.claim_names)}" for p in papers)
         raise _usage_error(f"no selected paper has claim(s) {', '.join(missing)}; "
                            f"claims are {listing}")
-    tasks = []
-    for paper in papers:
-        wanted = [n for n in paper.claim_names if not claim_names or n in claim_names]
-        if not wanted:
-            continue
-        try:
-            claims = registry.select_claims(paper, wanted)
-        except Exception:  # the paper failed to import: record it as an error per claim
-            tasks.extend((paper, _import_failure(name, traceback.format_exc()))
-                         for name in wanted)
-            continue
-        tasks.extend((paper, c) for c in claims)
-    return tasks
+    return [(paper, name) for paper in papers for name in paper.claim_names
+            if not claim_names or name in claim_names]
 
 
-def _import_failure(name: str, tb: str) -> Claim:
-    """A stand-in claim for a paper whose claims module fails to import: running it raises,
-    so the runner records an ``error`` with the import traceback instead of crashing."""
+def _parse_jobs(value: str) -> int:
+    from iclr24.executors import cpu_count
 
-    def failed(scale: Scale, seed: int) -> None:
-        raise ImportError(f"the paper's claims module failed to import:\n{tb}")
-
-    return claim_decorator(rule="False", paper="(claims module failed to import)",
-                           name=name)(failed)
+    if value.strip().lower() == "auto":
+        return cpu_count()
+    try:
+        jobs = int(value)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise _usage_error(f"--jobs must be a positive integer or 'auto', got {value!r}")
+    return jobs
 
 
 @app.command()
@@ -211,20 +205,39 @@ def run(
     seed: Annotated[int, typer.Option("--seed", help="Seed for every RNG.")] = 0,
     claim: Annotated[Optional[list[str]], typer.Option(
         "--claim", help="Run only this claim (repeatable).")] = None,
+    jobs: Annotated[str, typer.Option(
+        "--jobs", "-j", help="Worker processes: a number, or `auto` (one per core). 1 runs "
+                             "in this process.")] = "1",
+    executor: Annotated[str, typer.Option(
+        "--executor", help="`local` (this machine) or `ray` (a Ray cluster).")] = "local",
+    address: Annotated[Optional[str], typer.Option(
+        "--address", help="Ray cluster address for --executor ray (e.g. ray://head:10001, "
+                          "or `auto`); default: start a local Ray instance.")] = None,
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run paper claims; every result is stored; exit 1 if any claim errored."""
     from iclr24.runner import run_claims
 
+    if executor not in ("local", "ray"):
+        raise _usage_error(f"--executor must be 'local' or 'ray', got {executor!r}")
+    if address is not None and executor != "ray":
+        raise _usage_error("--address is for --executor ray")
+    n_jobs = _parse_jobs(jobs)
     tasks = _plan(slugs, claim or [])
     result_store = _open_store(store, create=True)
-    outcome = run_claims(tasks, scale, seed, result_store, console=err)
+    try:
+        outcome = run_claims(tasks, scale, seed, result_store, console=err, jobs=n_jobs,
+                             executor=executor, address=address)
+    except RuntimeError as exc:  # the Ray extra is missing or the cluster is unreachable
+        raise _usage_error(str(exc)) from None
     if as_json:
         typer.echo(json.dumps({"results": [_result_json(r) for r in outcome.records],
+                               "counts": _counts(outcome.records),
                                "interrupted": outcome.interrupted}, indent=2))
     else:
         _print_summary(outcome.records)
+        _print_slowest(outcome.slowest(5))
         err.print(f"stored in {result_store.path}", highlight=False)
     if outcome.interrupted:
         err.print("[yellow]interrupted: finished claims were stored[/]")
@@ -238,7 +251,11 @@ def _result_json(rec) -> dict:
     return {"paper": doc["paper"], "claim": doc["claim"], "scale": doc["scale"],
             "seed": doc["seed"], "verdict": doc["verdict"], "metrics": doc["metrics"],
             "rule": doc["rule"], "paper_reference": doc["paper_reference"],
-            "duration_s": doc["duration_s"], "error": doc["error"]}
+            "duration_s": doc["duration_s"], "cpu_s": doc["cpu_s"], "error": doc["error"]}
+
+
+def _counts(records: list) -> dict[str, int]:
+    return {v: sum(r.verdict == v for r in records) for v in VERDICTS}
 
 
 def _key_metrics(rec) -> str:
@@ -254,7 +271,10 @@ def _key_metrics(rec) -> str:
 
 
 def _print_summary(records: list) -> None:
-    table = Table(title="Results (all metrics: iclr24 show SLUG, or the report)")
+    counts = _counts(records)
+    title = ("Results: " + " · ".join(f"{n} {v}" for v, n in counts.items())
+             + " (all metrics: iclr24 show SLUG, or the report)")
+    table = Table(title=title)
     table.add_column("claim", overflow="fold", ratio=2)
     table.add_column("verdict", no_wrap=True)
     table.add_column("rule", overflow="fold", ratio=3)
@@ -268,6 +288,14 @@ def _print_summary(records: list) -> None:
                       f"[{VERDICT_STYLE[rec.verdict]}]{rec.verdict}[/]", rec.rule, measured,
                       f"{rec.duration_s:.1f}s")
     out.print(table)
+
+
+def _print_slowest(records: list) -> None:
+    if len(records) < 2:
+        return
+    parts = [f"{r.paper}.{r.claim} {r.duration_s:.1f}s"
+             + (f" (CPU {r.cpu_s:.1f}s)" if r.cpu_s is not None else "") for r in records]
+    err.print("slowest: " + "; ".join(parts), highlight=False)
 
 
 @app.command()

@@ -65,6 +65,18 @@ class Paper:
     authors: tuple[str, ...] = ()
     summary: str = ""
     claim_names: tuple[str, ...] = field(default=())
+    claim_resources: dict[str, dict] = field(default_factory=dict, compare=False, hash=False)
+
+    def resources_for(self, claim: str, scale: str) -> dict[str, float]:
+        """What one run of ``claim`` at ``scale`` asks for (read from the decorator's literal
+        ``resources=``, without importing the paper): ``{"cpus": int, "gpus": float}``."""
+        out: dict[str, float] = {"cpus": 1, "gpus": 0}
+        for key, value in self.claim_resources.get(claim, {}).items():
+            if isinstance(value, dict):
+                value = next((value[c] for c in (scale, "small", "smoke") if c in value),
+                             out.get(key, 0))
+            out[key] = value
+        return out
 
     @property
     def package_dir(self) -> Path:
@@ -118,11 +130,12 @@ class Paper:
         return sorted(found, key=lambda c: c.fn.__code__.co_firstlineno)
 
 
-def _claim_names_from_source(path: Path) -> tuple[str, ...]:
-    """Names of the ``@claim``-decorated functions in a claims.py, by static reading."""
+def _claims_from_source(path: Path) -> tuple[tuple[str, ...], dict[str, dict]]:
+    """Names of the ``@claim``-decorated functions in a claims.py, and the literal
+    ``resources=`` each declares, by static reading."""
     if not path.is_file():
-        return ()
-    names = []
+        return (), {}
+    names, resources = [], {}
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if not isinstance(node, ast.FunctionDef):
             continue
@@ -132,12 +145,16 @@ def _claim_names_from_source(path: Path) -> tuple[str, ...]:
             fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
             if fname != "claim":
                 continue
-            explicit = [k.value for k in (call.keywords if call else []) if k.arg == "name"]
-            if explicit and isinstance(explicit[0], ast.Constant):
-                names.append(str(explicit[0].value))
-            else:
-                names.append(node.name)
-    return tuple(names)
+            keywords = {k.arg: k.value for k in (call.keywords if call else [])}
+            explicit = keywords.get("name")
+            name = (str(explicit.value) if isinstance(explicit, ast.Constant) else node.name)
+            names.append(name)
+            if "resources" in keywords:
+                try:
+                    resources[name] = dict(ast.literal_eval(keywords["resources"]))
+                except (ValueError, TypeError):
+                    resources[name] = {}  # not a literal: the scheduler assumes one CPU
+    return tuple(names), resources
 
 
 @cache
@@ -152,6 +169,7 @@ def papers() -> list[Paper]:
     out = []
     for entry in _catalog_entries(CATALOG_PATH):
         slug = entry["slug"]
+        names, resources = _claims_from_source(PAPERS_DIR / slug / "claims.py")
         out.append(Paper(
             slug=slug,
             title=entry["title"],
@@ -163,7 +181,8 @@ def papers() -> list[Paper]:
             official_repo=entry.get("official_repo", ""),
             authors=tuple(entry.get("authors", ())),
             summary=entry.get("summary", ""),
-            claim_names=_claim_names_from_source(PAPERS_DIR / slug / "claims.py"),
+            claim_names=names,
+            claim_resources=resources,
         ))
     return out
 

@@ -2,8 +2,10 @@
 
 Layout of ``OUT``: ``report.md``, ``report.html``, ``figures/<paper>__<claim>__<scale>.png``.
 The summary table covers all 57 catalogue papers (planned ones included, so the report also
-shows what is missing); then one section per paper with results: for every claim the verdict,
-the rule, our numbers beside the paper's, the notes, any tables, and the figure.
+shows what is missing); then every claim's duration (wall and CPU, slowest first: the smoke
+budget is 30 s per claim and 20 s of CPU per paper); then one section per paper with results:
+for every claim the verdict, the rule, our numbers beside the paper's (an estimate as
+``value [low, high] (n=...)``), the notes, any tables, and the figure.
 """
 
 from __future__ import annotations
@@ -14,10 +16,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from iclr24 import registry
-from iclr24.store import Record
+from iclr24.claims import Estimate
+from iclr24.store import VERDICTS, Record
 
 
 def _fmt(value: object) -> str:
+    if isinstance(value, Estimate):
+        return format(value, ".4g")
     if isinstance(value, float):
         if math.isnan(value):
             return "nan"
@@ -70,10 +75,11 @@ def write_report(records: Sequence[Record], out_dir: str | Path) -> list[Path]:
     papers = registry.papers()
     catalog_slugs = {p.slug for p in papers}
 
-    counts = {v: sum(r.verdict == v for r in records) for v in ("holds", "fails", "error")}
+    counts = {v: sum(r.verdict == v for r in records) for v in VERDICTS}
     headline = (f"{sum(p.implemented for p in papers)} of {len(papers)} papers implemented; "
                 f"{len(records)} claim results: {counts['holds']} hold, {counts['fails']} "
-                f"not reproduced, {counts['error']} errors.")
+                f"not reproduced, {counts['inconclusive']} inconclusive, {counts['error']} "
+                "errors.")
     summary_rows = []
     for p in papers:
         recs = by_paper.get(p.slug, [])
@@ -83,11 +89,20 @@ def write_report(records: Sequence[Record], out_dir: str | Path) -> list[Path]:
 
     md = ["# iclr24 report", "", headline, "",
           "Verdicts are computed from the numbers measured in each run by the rule each claim "
-          "declares; *fails* means the claim did not reproduce at that scale.", "",
+          "declares; *fails* means the claim did not reproduce at that scale; *inconclusive* "
+          "means an interval over seeds straddles the rule's boundary (the measurement cannot "
+          "tell).", "",
           "## Summary", ""]
     md += _md_table(header, summary_rows)
     body = [f"<h1>iclr24 report</h1><p>{html.escape(headline)}</p>",
             "<h2>Summary</h2>", _html_table(header, summary_rows)]
+    timing_header = ("claim", "scale", "verdict", "wall s", "CPU s")
+    timing_rows = [(f"{r.paper}.{r.claim}", r.scale, r.verdict, f"{r.duration_s:.1f}",
+                    "—" if r.cpu_s is None else f"{r.cpu_s:.1f}")
+                   for r in sorted(records, key=lambda r: r.duration_s, reverse=True)]
+    if timing_rows:
+        md += ["", "## Durations", ""] + _md_table(timing_header, timing_rows)
+        body += ["<h2>Durations</h2>", _html_table(timing_header, timing_rows)]
 
     ordered = [p for p in papers if p.slug in by_paper]
     ordered_slugs = [p.slug for p in ordered] + sorted(set(by_paper) - catalog_slugs)
@@ -101,7 +116,9 @@ def write_report(records: Sequence[Record], out_dir: str | Path) -> list[Path]:
             md += [f"### {rec.claim} ({rec.scale}, seed {rec.seed}): **{rec.verdict}**", "",
                    f"- rule: `{rec.rule}`",
                    f"- paper: {rec.paper_reference.get('text', '')}",
-                   f"- time: {rec.duration_s:.1f} s, {rec.started_at}"
+                   f"- time: {rec.duration_s:.1f} s"
+                   + (f" (CPU {rec.cpu_s:.1f} s)" if rec.cpu_s is not None else "")
+                   + f", {rec.started_at}"
                    + (f", commit {rec.git_commit}" if rec.git_commit else ""), ""]
             body.append(f"<h3>{html.escape(rec.claim)} ({rec.scale}, seed {rec.seed}): "
                         f"<span class='{rec.verdict}'>{rec.verdict}</span></h3>"
@@ -136,7 +153,8 @@ def write_report(records: Sequence[Record], out_dir: str | Path) -> list[Path]:
     style = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;"
              "padding:0 1em}table{border-collapse:collapse;margin:.5em 0}"
              "td,th{border:1px solid #ccc;padding:3px 8px;font-size:90%;text-align:left}"
-             ".holds{color:#080}.fails{color:#a60}.error{color:#c00}img{max-width:100%}"
+             ".holds{color:#080}.fails{color:#a60}.inconclusive{color:#07a}.error{color:#c00}"
+             "img{max-width:100%}"
              "pre{background:#f6f6f6;padding:1em;overflow:auto}")
     html_doc = ("<!doctype html><html><head><meta charset='utf-8'><title>iclr24 report</title>"
                 f"<style>{style}</style></head><body>" + "\n".join(body) + "</body></html>")

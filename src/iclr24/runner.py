@@ -2,8 +2,9 @@
 
 An exception inside one claim becomes an ``error`` record carrying its traceback, and the run
 goes on with the next claim. Ctrl-C stops the run after recording everything that finished
-(each record is committed as soon as its claim ends). Every record is written to the store
-before the next claim starts, so a killed process loses at most the claim it was running.
+(each record is committed as soon as its claim ends), so a killed process loses at most the
+claims it was running. Claims run in this process (``jobs=1``), in spawned worker processes
+(``jobs>1``) or on Ray (see :mod:`iclr24.executors`); the records are written here either way.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 
 from iclr24 import __version__
 from iclr24.claims import Claim, Measurement, Scale
+from iclr24.executors import ClaimTask, LocalPool, RayExecutor, RegistryLocation, execute
 from iclr24.registry import Paper
 from iclr24.store import Record, ResultStore
 
@@ -104,10 +106,15 @@ class RunOutcome:
     def errored(self) -> bool:
         return any(r.verdict == "error" for r in self.records)
 
+    def slowest(self, k: int = 5) -> list[Record]:
+        """The ``k`` records that took the longest wall time, slowest first."""
+        return sorted(self.records, key=lambda r: r.duration_s, reverse=True)[:k]
 
-def run_one(paper: Paper, claim: Claim, scale: Scale, seed: int,
+
+def run_one(paper: Paper, claim: Claim, scale: Scale | str, seed: int,
             progress: Callable[..., None] | None = None) -> Record:
     """Run a single claim and return its record (never raises for a failing claim)."""
+    scale = Scale.parse(scale)
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     reference = {"text": claim.paper, "numbers": dict(claim.paper_numbers)}
     base = dict(paper=paper.slug, claim=claim.name, scale=scale.value, seed=seed,
@@ -118,21 +125,22 @@ def run_one(paper: Paper, claim: Claim, scale: Scale, seed: int,
     except Exception as exc:  # a claim without a rule for this scale is the claim's error
         return Record(verdict="error", metrics={}, rule="", duration_s=0.0, error=str(exc), **base)
     seed_everything(seed)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         measurement: Measurement = claim(scale, seed, progress=progress)
-        duration = time.perf_counter() - t0
-        holds = claim.verdict(measurement.metrics, scale)
+        duration, cpu = time.perf_counter() - t0, time.process_time() - c0
+        verdict = claim.verdict(measurement.metrics, scale)
         png = figure_to_png(measurement.figure)
     except KeyboardInterrupt:
         raise
     except Exception:
         return Record(verdict="error", metrics={}, rule=rule_text,
-                      duration_s=time.perf_counter() - t0, error=traceback.format_exc(), **base)
+                      duration_s=time.perf_counter() - t0, cpu_s=time.process_time() - c0,
+                      error=traceback.format_exc(), **base)
     finally:
         _close_figures()
-    return Record(verdict="holds" if holds else "fails", metrics=dict(measurement.metrics),
-                  rule=rule_text, duration_s=duration, tables=_plain_tables(measurement.tables),
+    return Record(verdict=verdict, metrics=dict(measurement.metrics), rule=rule_text,
+                  duration_s=duration, cpu_s=cpu, tables=_plain_tables(measurement.tables),
                   notes=measurement.notes, figure_png=png, **base)
 
 
@@ -145,32 +153,82 @@ def _close_figures() -> None:
         sys.modules["matplotlib.pyplot"].close("all")
 
 
-def run_claims(tasks: Sequence[tuple[Paper, Claim]], scale: Scale, seed: int,
-               store: ResultStore, console: Console | None = None) -> RunOutcome:
-    """Run each (paper, claim) in order, storing each record as soon as it exists."""
+VERDICT_COLOURS = {"holds": "green", "fails": "yellow", "inconclusive": "cyan", "error": "red"}
+
+
+def plan_tasks(claims: Sequence[tuple[Paper, str]], scale: Scale | str, seed: int
+               ) -> list[ClaimTask]:
+    """(paper, claim name) pairs -> tasks carrying what each claim asks for at ``scale``."""
+    scale = Scale.parse(scale)
+    location = RegistryLocation.current()
+    tasks = []
+    for index, (paper, name) in enumerate(claims):
+        wants = paper.resources_for(name, scale.value)
+        tasks.append(ClaimTask(paper=paper.slug, claim=name, scale=scale.value, seed=seed,
+                               cpus=int(wants["cpus"]), gpus=float(wants["gpus"]),
+                               location=location, index=index))
+    return tasks
+
+
+class _InProcess:
+    """The sequential executor: each claim in this process, one after another."""
+
+    def run(self, tasks, on_record, on_progress, on_start) -> None:
+        for task in tasks:
+            on_start(task)
+            record = execute(task, progress=lambda f, m="", _t=task: on_progress(_t, f, m))
+            on_record(task, record)
+
+
+def run_claims(claims: Sequence[tuple[Paper, str]], scale: Scale | str, seed: int,
+               store: ResultStore, console: Console | None = None, *, jobs: int = 1,
+               executor: str = "local", address: str | None = None) -> RunOutcome:
+    """Run each (paper, claim name) and store each record as soon as it exists.
+
+    ``jobs=1`` runs in this process, in order; ``jobs>1`` in that many spawned workers;
+    ``executor="ray"`` as Ray tasks on the cluster at ``address`` (local when None).
+    """
+    scale = Scale.parse(scale)
+    if executor not in ("local", "ray"):
+        raise ValueError(f"executor must be 'local' or 'ray', got {executor!r}")
+    tasks = plan_tasks(claims, scale, seed)
+    if executor == "ray":
+        engine = RayExecutor(address=address)
+    elif jobs == 1:
+        engine = _InProcess()
+    else:
+        engine = LocalPool(jobs=jobs)
     console = console or Console(stderr=True)
     outcome = RunOutcome()
     columns = (SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
                TextColumn("{task.fields[note]}"), TimeElapsedColumn())
+    where = {"ray": f"on Ray ({address or 'local'})", "local": f"in {jobs} workers"}[executor]
+    title = f"{len(tasks)} claims at {scale.value}" + ("" if engine.__class__ is _InProcess
+                                                       else f" {where}")
     with Progress(*columns, console=console, transient=False) as bar:
-        overall = bar.add_task(f"{len(tasks)} claims at {scale.value}", total=len(tasks), note="")
-        for paper, claim in tasks:
-            label = f"{paper.slug}.{claim.name}"
-            current = bar.add_task(label, total=1.0, note="")
+        overall = bar.add_task(title, total=len(tasks), note="")
+        rows: dict[int, int] = {}
 
-            def progress(fraction: float, message: str = "", _task: int = current) -> None:
-                bar.update(_task, completed=max(0.0, min(1.0, float(fraction))), note=message)
+        def on_start(task: ClaimTask) -> None:
+            rows[task.index] = bar.add_task(task.label, total=1.0, note="")
 
-            try:
-                record = run_one(paper, claim, scale, seed, progress=progress)
-            except KeyboardInterrupt:
-                bar.update(current, note="[yellow]interrupted")
-                outcome.interrupted = True
-                break
+        def on_progress(task: ClaimTask, fraction: float, message: str = "") -> None:
+            bar.update(rows[task.index], completed=max(0.0, min(1.0, float(fraction))),
+                       note=message)
+
+        def on_record(task: ClaimTask, record: Record) -> None:
             store.add(record)
             outcome.records.append(record)
-            colour = {"holds": "green", "fails": "yellow", "error": "red"}[record.verdict]
-            bar.update(current, completed=1.0,
+            colour = VERDICT_COLOURS[record.verdict]
+            bar.update(rows[task.index], completed=1.0,
                        note=f"[{colour}]{record.verdict}[/] {record.duration_s:.1f}s")
             bar.advance(overall)
+
+        try:
+            engine.run(tasks, on_record, on_progress, on_start)
+        except KeyboardInterrupt:
+            for row in rows.values():
+                if not bar.tasks[row].finished:
+                    bar.update(row, note="[yellow]interrupted")
+            outcome.interrupted = True
     return outcome

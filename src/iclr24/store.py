@@ -5,7 +5,15 @@ Default path ``./runs/results.sqlite``; overridden by ``--store PATH`` or ``ICLR
 Durability: WAL journal, ``synchronous=FULL``, a generous busy timeout, and one transaction
 per record, so an interrupted run keeps every record it had finished and two ``iclr24 run``
 processes can write at once. The schema is versioned in ``PRAGMA user_version``; opening a
-store written by a newer schema is refused rather than misread.
+store written by a newer schema is refused rather than misread, and an older one is upgraded in
+place, in one transaction that keeps every row.
+
+Schema history:
+1. the first release: verdicts holds/fails/error, metrics as numbers.
+2. verdict ``inconclusive``; ``estimates`` (JSON name -> {value, low, high, n, confidence,
+   method}) beside ``metrics`` (which keeps each estimate's point value, so plain SQL still reads
+   one number per metric); ``cpu_s``, the CPU seconds the claim's process used (NULL for rows
+   migrated from version 1).
 """
 
 from __future__ import annotations
@@ -20,35 +28,42 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+from iclr24.claims import Estimate
+
+SCHEMA_VERSION = 2
 DEFAULT_PATH = Path("runs") / "results.sqlite"
 ENV_VAR = "ICLR24_STORE"
 
-VERDICTS = ("holds", "fails", "error")
+VERDICTS = ("holds", "fails", "inconclusive", "error")
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS results (
+_TABLE = """
+CREATE TABLE {name} (
     id              INTEGER PRIMARY KEY AUTOINCREMENT,
     paper           TEXT NOT NULL,
     claim           TEXT NOT NULL,
     scale           TEXT NOT NULL,
     seed            INTEGER NOT NULL,
-    verdict         TEXT NOT NULL CHECK (verdict IN ('holds', 'fails', 'error')),
+    verdict         TEXT NOT NULL
+                    CHECK (verdict IN ('holds', 'fails', 'inconclusive', 'error')),
     metrics         TEXT NOT NULL,          -- JSON object name -> number (NaN/inf kept as null)
+    estimates       TEXT NOT NULL DEFAULT '{{}}',  -- JSON name -> {{value, low, high, n, ...}}
     rule            TEXT NOT NULL,
-    paper_reference TEXT NOT NULL,          -- JSON {"text": ..., "numbers": {...}}
-    tables          TEXT NOT NULL,          -- JSON {name: [row, ...]}
+    paper_reference TEXT NOT NULL,          -- JSON {{"text": ..., "numbers": {{...}}}}
+    tables          TEXT NOT NULL,          -- JSON {{name: [row, ...]}}
     notes           TEXT NOT NULL,
     error           TEXT NOT NULL,          -- traceback when verdict = 'error'
     figure_png      BLOB,
     duration_s      REAL NOT NULL,
+    cpu_s           REAL,                   -- CPU seconds of the claim's process (NULL: unknown)
     started_at      TEXT NOT NULL,          -- ISO 8601, UTC
     package_version TEXT NOT NULL,
     git_commit      TEXT NOT NULL,
-    environment     TEXT NOT NULL           -- JSON {"python": ..., "torch": ..., "jax": ..., ...}
-);
-CREATE INDEX IF NOT EXISTS results_by_claim ON results (paper, claim, scale, id);
-"""
+    environment     TEXT NOT NULL           -- JSON {{"python": ..., "torch": ..., ...}}
+)"""
+_INDEX = "CREATE INDEX IF NOT EXISTS results_by_claim ON results (paper, claim, scale, id)"
+_V1_COLUMNS = ("id, paper, claim, scale, seed, verdict, metrics, rule, paper_reference, tables, "
+               "notes, error, figure_png, duration_s, started_at, package_version, git_commit, "
+               "environment")
 
 
 class StoreError(RuntimeError):
@@ -64,7 +79,7 @@ class Record:
     scale: str
     seed: int
     verdict: str
-    metrics: dict[str, float]
+    metrics: dict[str, float | Estimate]
     rule: str
     paper_reference: dict[str, Any]
     duration_s: float
@@ -76,6 +91,7 @@ class Record:
     package_version: str = ""
     git_commit: str = ""
     environment: dict[str, str] = field(default_factory=dict)
+    cpu_s: float | None = None
     id: int | None = None
 
     def __post_init__(self) -> None:
@@ -90,10 +106,11 @@ class Record:
             "scale": self.scale,
             "seed": self.seed,
             "verdict": self.verdict,
-            "metrics": {k: _finite_or_none(v) for k, v in self.metrics.items()},
+            "metrics": {k: _metric_json(v) for k, v in self.metrics.items()},
             "rule": self.rule,
             "paper_reference": self.paper_reference,
             "duration_s": round(self.duration_s, 3),
+            "cpu_s": None if self.cpu_s is None else round(self.cpu_s, 3),
             "started_at": self.started_at,
             "notes": self.notes,
             "error": self.error,
@@ -106,6 +123,18 @@ class Record:
 
 def _finite_or_none(value: float) -> float | None:
     return value if isinstance(value, (int, float)) and math.isfinite(value) else None
+
+
+def _metric_json(value: float | Estimate) -> Any:
+    """A number as itself (None for NaN/inf); an estimate as {value, low, high, n, ...}."""
+    if isinstance(value, Estimate):
+        return {k: (_finite_or_none(v) if isinstance(v, float) else v)
+                for k, v in value.to_dict().items()}
+    return _finite_or_none(value)
+
+
+def _point(value: float | Estimate) -> float:
+    return value.value if isinstance(value, Estimate) else value
 
 
 def _dumps(obj: Any) -> str:
@@ -162,39 +191,56 @@ class ResultStore:
                 raise StoreError(f"results store {str(self.path)!r}: {exc}") from None
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise StoreError(f"store {str(self.path)!r} has schema version {version}, newer than "
-                             f"this iclr24 understands ({SCHEMA_VERSION}); upgrade iclr24")
-        if version < SCHEMA_VERSION:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
+        """Create the schema, or upgrade an older one in place (one transaction, every row kept).
+
+        Version 1 -> 2 rebuilds the table, because SQLite cannot widen a CHECK constraint: the
+        new table is filled from the old one, the old one dropped and the new one renamed, all
+        inside the same transaction, so an interruption leaves the version-1 store untouched.
+        """
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise StoreError(f"store {str(self.path)!r} has schema version {version}, newer "
+                                 f"than this iclr24 understands ({SCHEMA_VERSION}); upgrade iclr24")
+            has_table = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                                     "name = 'results'").fetchone() is not None
+            if version < SCHEMA_VERSION and not has_table:
+                conn.execute(_TABLE.format(name="results"))
+            elif version == 1:
+                conn.execute(_TABLE.format(name="results_v2"))
+                conn.execute(f"INSERT INTO results_v2 ({_V1_COLUMNS}) "
+                             f"SELECT {_V1_COLUMNS} FROM results")
+                conn.execute("DROP TABLE results")
+                conn.execute("ALTER TABLE results_v2 RENAME TO results")
+            if version < SCHEMA_VERSION:
+                conn.execute(_INDEX)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
 
     def add(self, record: Record) -> int:
         """Write one record in its own transaction; returns its id."""
+        estimates = {k: v.to_dict() for k, v in record.metrics.items()
+                     if isinstance(v, Estimate)}
         row = (
             record.paper, record.claim, record.scale, int(record.seed), record.verdict,
-            _dumps(record.metrics), record.rule, _dumps(record.paper_reference),
-            _dumps(record.tables), record.notes, record.error, record.figure_png,
-            float(record.duration_s), record.started_at, record.package_version,
-            record.git_commit, _dumps(record.environment),
+            _dumps({k: _point(v) for k, v in record.metrics.items()}), _dumps(estimates),
+            record.rule, _dumps(record.paper_reference), _dumps(record.tables), record.notes,
+            record.error, record.figure_png, float(record.duration_s),
+            None if record.cpu_s is None else float(record.cpu_s), record.started_at,
+            record.package_version, record.git_commit, _dumps(record.environment),
         )
         with self._connect() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 cur = conn.execute(
-                    "INSERT INTO results (paper, claim, scale, seed, verdict, metrics, rule, "
-                    "paper_reference, tables, notes, error, figure_png, duration_s, started_at, "
-                    "package_version, git_commit, environment) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                    "INSERT INTO results (paper, claim, scale, seed, verdict, metrics, estimates, "
+                    "rule, paper_reference, tables, notes, error, figure_png, duration_s, cpu_s, "
+                    "started_at, package_version, git_commit, environment) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -232,14 +278,17 @@ class ResultStore:
 
 
 def _record_from_row(row: sqlite3.Row) -> Record:
-    metrics = {k: (float("nan") if v is None else float(v))
-               for k, v in json.loads(row["metrics"]).items()}
+    estimates = json.loads(row["estimates"])
+    metrics: dict[str, float | Estimate] = {}
+    for k, v in json.loads(row["metrics"]).items():
+        metrics[k] = (Estimate.from_dict(estimates[k]) if k in estimates
+                      else float("nan") if v is None else float(v))
     return Record(
         id=row["id"], paper=row["paper"], claim=row["claim"], scale=row["scale"],
         seed=row["seed"], verdict=row["verdict"], metrics=metrics, rule=row["rule"],
         paper_reference=json.loads(row["paper_reference"]), tables=json.loads(row["tables"]),
         notes=row["notes"], error=row["error"], figure_png=row["figure_png"],
-        duration_s=row["duration_s"], started_at=row["started_at"],
+        duration_s=row["duration_s"], cpu_s=row["cpu_s"], started_at=row["started_at"],
         package_version=row["package_version"], git_commit=row["git_commit"],
         environment=json.loads(row["environment"]),
     )

@@ -10,5 +10,6 @@ from conftest import use_fake_papers  # noqa: E402
 from iclr24 import registry  # noqa: E402
 from iclr24.cli import app  # noqa: E402
 
-use_fake_papers(registry)
-app(sys.argv[1:])
+if __name__ == "__main__":  # spawned --jobs workers import this file as __mp_main__
+    use_fake_papers(registry)
+    app(sys.argv[1:])

@@ -151,13 +151,15 @@ def test_list_and_show_with_results(fake_registry, tmp_path):
     res = invoke("list", "--json", "--store", store)
     alpha = json.loads(res.stdout)["papers"][0]
     assert alpha["status"] == "implemented"
-    assert alpha["claims"] == ["holds_claim", "fails_claim", "raises_claim", "scaled_claim"]
-    assert {x["verdict"] for x in alpha["latest"]} == {"holds", "fails", "error"}
+    assert alpha["claims"] == ["holds_claim", "fails_claim", "raises_claim", "scaled_claim",
+                               "estimate_claim"]
+    assert {x["verdict"] for x in alpha["latest"]} == {"holds", "fails", "error",
+                                                       "inconclusive"}
     res = invoke("show", "alpha", "--store", store)
     assert res.exit_code == 0
     assert "double" in res.stdout and "holds_claim" in res.stdout
     doc = json.loads(invoke("show", "alpha", "--json", "--store", store).stdout)
-    assert doc["public_api"] == ["double"] and len(doc["latest"]) == 4
+    assert doc["public_api"] == ["double"] and len(doc["latest"]) == 5
     res = invoke("show", "beta")
     assert res.exit_code == 0 and "Planned" in res.stdout
 
@@ -195,3 +197,23 @@ def test_import_failure_becomes_error_records(fake_registry, tmp_path, monkeypat
     assert res.exit_code == 1
     (rec,) = json.loads(res.stdout)["results"]
     assert rec["verdict"] == "error" and "failed to import" in rec["error"]
+
+
+def test_estimates_in_json_show_and_report(fake_registry, tmp_path):
+    store = tmp_path / "r.sqlite"
+    res = invoke("run", "alpha", "--claim", "estimate_claim", "--store", store, "--json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    (rec,) = doc["results"]
+    assert rec["verdict"] == "inconclusive" and doc["counts"]["inconclusive"] == 1
+    gain = rec["metrics"]["gain"]
+    assert gain["low"] < 0 < gain["high"] and gain["n"] == 5 and gain["confidence"] == 0.95
+    res = invoke("show", "alpha", "--store", store)
+    assert "inconclusive" in res.stdout and "(n=5)" in res.stdout
+    res = invoke("run", "alpha", "--claim", "estimate_claim", "--store", store)
+    assert "1 inconclusive" in res.stdout
+    invoke("report", "--out", tmp_path / "rep", "--store", store)
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "| gain | 0.1 [" in md and "(n=5) | 0.01 |" in md
+    assert "1 inconclusive" in md and "## Durations" in md
+    assert "class='inconclusive'" in (tmp_path / "rep" / "report.html").read_text()

@@ -104,10 +104,18 @@ def test_two_concurrent_writers_both_succeed(tmp_path):
         assert [r.seed for r in store.records(paper=name)] == list(range(n))
 
 
+def _default_sigint() -> None:
+    """A shell starts background jobs with SIGINT ignored and children inherit that; Python
+    then installs no KeyboardInterrupt handler. Restore the default so Ctrl-C tests also pass
+    when the suite itself runs in the background."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _cli(args, env_extra=None, **kw):
     env = dict(os.environ, **(env_extra or {}))
     return subprocess.Popen([sys.executable, str(HERE / "fake_cli.py"), *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_sigint, **kw)
 
 
 def _wait_for_records(path, count, timeout=60):
@@ -154,3 +162,63 @@ def test_killed_run_leaves_a_readable_store(tmp_path):
     # and the store keeps working after the crash
     store.add(make_record(1))
     assert len(store.records()) == 4
+
+
+def test_version_1_store_is_migrated_in_place(tmp_path):
+    """A store file written by the version-1 code (tests/core/data/store_v1.sqlite) opens,
+    upgrades in one transaction and keeps every row; new verdicts and estimates then fit."""
+    import shutil
+
+    from iclr24.claims import Estimate
+
+    path = tmp_path / "old.sqlite"
+    shutil.copy(HERE / "data" / "store_v1.sqlite", path)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+        before = conn.execute("SELECT * FROM results ORDER BY id").fetchall()
+    store = ResultStore(path)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    old = store.records()
+    assert [(r.id, r.claim, r.verdict) for r in old] == [
+        (1, "holds_claim", "holds"), (2, "fails_claim", "fails"), (3, "raises_claim", "error")]
+    assert len(old) == len(before)
+    assert old[0].metrics == {"ratio": 2.0, "noise": 0.5} and old[0].figure_png == b"\x89PNG fake"
+    assert old[0].tables == {"per_size": [{"n": 1, "t": 0.5}]} and old[0].notes == "A note."
+    assert math.isnan(old[1].metrics["gap"]) and "deliberate" in old[2].error
+    assert all(r.cpu_s is None for r in old)
+    new_id = store.add(make_record(7, verdict="inconclusive", cpu_s=1.25,
+                                   metrics={"d": Estimate(0.0041, -0.0063, 0.0145, 5)}))
+    assert new_id == 4  # the id sequence continues after the migrated rows
+    back = store.records()[-1]
+    assert back.verdict == "inconclusive" and back.cpu_s == 1.25
+    assert back.metrics["d"] == Estimate(0.0041, -0.0063, 0.0145, 5)
+    assert store.integrity_ok()
+    ResultStore(path)  # opening again is a no-op
+    assert len(ResultStore(path).records()) == 4
+
+
+def test_failed_migration_leaves_the_old_store_untouched(tmp_path, monkeypatch):
+    import shutil
+
+    from iclr24 import store as store_module
+
+    path = tmp_path / "old.sqlite"
+    shutil.copy(HERE / "data" / "store_v1.sqlite", path)
+    monkeypatch.setattr(store_module, "_INDEX", "CREATE INDEX broken ON nowhere (x)")
+    with pytest.raises(StoreError):
+        ResultStore(path)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert conn.execute("SELECT count(*) FROM results").fetchone()[0] == 3
+
+
+def test_estimates_round_trip_with_nan(tmp_path):
+    from iclr24.claims import Estimate
+
+    store = ResultStore(tmp_path / "r.sqlite")
+    e = Estimate(math.nan, math.nan, math.nan, 2)
+    store.add(make_record(1, metrics={"e": e, "x": 1.0}))
+    (back,) = store.records()
+    assert math.isnan(back.metrics["e"].value) and back.metrics["e"].n == 2
+    assert back.to_json()["metrics"]["e"]["low"] is None

@@ -36,3 +36,19 @@ def scaled_claim(scale: Scale, seed: int, progress) -> Measurement:
     if delay:
         time.sleep(delay)
     return Measurement(metrics={"n": n, "seed": seed})
+
+
+@claim(rule="gain > 0", paper="The paper reports a gain of 0.01.", paper_numbers={"gain": 0.01})
+def estimate_claim(scale: Scale, seed: int) -> Measurement:
+    """Five replicates around zero: the interval straddles the rule's boundary."""
+    import numpy as np
+
+    from iclr24.claims import Estimate
+
+    if os.environ.get("ALPHA_SIGKILL"):
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)  # a worker dying mid-claim (tests of --jobs)
+    draws = np.random.default_rng(seed).normal(0.0, 1.0, size=5)
+    return Measurement(metrics={"gain": Estimate.mean_of(draws - draws.mean() + 0.1),
+                                "spread": float(draws.std())})
