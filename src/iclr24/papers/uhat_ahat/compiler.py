@@ -1,0 +1,277 @@
+"""Compile LTL(Mon) (+ counting) formulas into hard-attention encoders (paper Thms. 1-2 via
+Kamp's theorem for LTL(Mon); the gadgets are ours where marked).
+
+One register per subformula, filled bottom-up; subformulas are scheduled as early as their
+inputs allow, so the depth follows the nesting of temporal / counting operators.
+
+1. Q_a: the letter's one-hot register. theta: its positional bit theta_n(i). Boolean glue by FFN
+   gates on {0, 1}: !a = 1 - a, a & b = ReLU(a + b - 1), a | b = a + b - ReLU(a + b - 1).
+2. phi U psi (UHAT; our gadget, as in the spec). An FFN forms P_j = psi_j | !phi_j and the
+   bounded products P_j e_j, P_j f_j with e_j = eps^j, f_j = (j/n) eps^j (eps = 1/4) from the PE.
+   Query (1, -c_i) with c_i = (i + 1/2)/n and key (P_j f_j, P_j e_j) give
+   s_ij = P_j eps^j (j - i - 1/2)/n: positive exactly at P-positions after i and strictly
+   decreasing in j there, so the maximiser is the first P-position after i (if any); the value
+   (P_j, psi_j) then decides, guarded by !last_i. The same holds under average attention: in
+   the "exists" case the maximiser is unique, otherwise every maximiser has P = psi = 0.
+3. phi S psi: the mirror (e_j = eps^(n-j), c'_i = (i - 1/2)/n, guard !first_i).
+4. Counting atom sum_k c_k #phi_k >= c_0 (AHAT only): a uniform AHA head (all scores 0)
+   averages phi_k into r_k = #phi_k / n; an FFN forms y_i = sum_k c_k r_k - (c_0 - 1/2)/n
+   (never 0; y > 0 iff the atom holds); a second AHA head with score y_i * kappa_j
+   (kappa_1 = +1, kappa_j = -1 else) and value first_j returns 1 iff y > 0. For n = 1 an FFN
+   clamp of y + 1/2, gated by the PE bit [n = 1], takes over.
+5. Prefix counts #<phi (positions j <= i) need attention restricted to j <= i, which unmasked
+   bilinear hard attention cannot express in fixed width; they compile only with
+   ``causal_extension=True`` (a causally masked averaging head; an extension of the paper's
+   model, labelled as such).
+
+Every n-dependent quantity (eps^j, c_i, 1/n, predicate bits) comes from the positional encoding;
+FFN and attention weights do not depend on n.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from . import ltl
+from .encoder import AttentionHead, EncoderLayer, FeedForward, HardAttentionEncoder, Linear
+from .predicates import NumericalPredicate, predicate_table
+
+__all__ = ["EPSILON", "PositionalFeature", "compile_ahat", "compile_uhat"]
+
+EPSILON = Fraction(1, 4)
+_ONE, _HALF = Fraction(1), Fraction(1, 2)
+
+
+_FEATURES = {
+    "one": lambda i, n: _ONE,
+    "zero": lambda i, n: Fraction(0),
+    "first": lambda i, n: Fraction(int(i == 1)),
+    "last": lambda i, n: Fraction(int(i == n)),
+    "e_fwd": lambda i, n: EPSILON**i,  # eps^j
+    "f_fwd": lambda i, n: Fraction(i, n) * EPSILON**i,  # (j/n) eps^j
+    "c_fwd": lambda i, n: (i + _HALF) / n,  # (i + 1/2)/n
+    "e_bwd": lambda i, n: EPSILON ** (n - i),  # eps^(n-j)
+    "f_bwd": lambda i, n: Fraction(i, n) * EPSILON ** (n - i),  # (j/n) eps^(n-j)
+    "c_bwd": lambda i, n: (i - _HALF) / n,  # (i - 1/2)/n
+    "inv_n": lambda i, n: Fraction(1, n),
+    "inv_i": lambda i, n: Fraction(1, i),
+    "kappa": lambda i, n: _ONE if i == 1 else -_ONE,
+    "n_is_1": lambda i, n: Fraction(int(n == 1)),
+}
+
+
+@dataclass(frozen=True)
+class PositionalFeature:
+    """One coordinate of the positional encoding, a function of (i, n): a fixed feature by
+    ``name`` or the bit of a numerical ``predicate``."""
+
+    name: str
+    predicate: NumericalPredicate | None = None
+
+    def __call__(self, i: int, n: int) -> Fraction:
+        if self.predicate is not None:
+            return Fraction(int(self.predicate(i, n)))
+        return _FEATURES[self.name](i, n)
+
+
+def _lin(bias=0, *terms) -> Linear:
+    return Linear(Fraction(bias), tuple((r, Fraction(c)) for r, c in terms))
+
+
+class _Builder:
+    def __init__(self, alphabet: tuple[str, ...], predicates, attention: str,
+                 causal_extension: bool):
+        self.alphabet, self.attention, self.causal = alphabet, attention, causal_extension
+        self.registers: list[str] = [f"letter:{a}" for a in alphabet]
+        self.predicates = predicates
+        self.positional: list = []
+        self.pe_reg: dict[str, int] = {}
+        self.slots: dict[int, list] = {}  # even slot 2l: heads of layer l; odd 2l+1: FFN parts
+        self.done: dict[ltl.Formula, tuple[int, int]] = {}  # formula -> (register, ready slot)
+
+    def pe(self, name: str) -> int:
+        if name not in self.pe_reg:
+            self.pe_reg[name] = self.new(f"pe:{name}")
+            pred = self.predicates[name[5:]] if name.startswith("pred:") else None
+            self.positional.append((self.pe_reg[name], PositionalFeature(name, pred)))
+        return self.pe_reg[name]
+
+    def new(self, name: str) -> int:
+        self.registers.append(name)
+        return len(self.registers) - 1
+
+    @staticmethod
+    def ffn_slot(after: int) -> int:
+        s = after + 1
+        return s if s % 2 == 1 else s + 1
+
+    @staticmethod
+    def attn_slot(after: int) -> int:
+        s = after + 1
+        return s if s % 2 == 0 else s + 1
+
+    def add_ffn(self, slot: int, hidden: list[Linear], outputs: list[tuple[int, Linear]]):
+        self.slots.setdefault(slot, []).append((hidden, outputs))
+
+    def add_head(self, slot: int, head: AttentionHead):
+        self.slots.setdefault(slot, []).append(head)
+
+    def build(self, f: ltl.Formula) -> tuple[int, int]:
+        if f in self.done:
+            return self.done[f]
+        if isinstance(f, ltl.Letter):
+            out = (self.alphabet.index(f.letter), -1)
+        elif isinstance(f, ltl.Pred):
+            out = (self.pe("pred:" + f.name), -1)
+        elif isinstance(f, ltl.Const):
+            out = (self.pe("one" if f.value else "zero"), -1)
+        elif isinstance(f, ltl.Not):
+            a, ra = self.build(f.arg)
+            s, reg = self.ffn_slot(ra), self.new(str(f))
+            self.add_ffn(s, [_lin(0, (a, 1))], [(reg, _lin(1, (0, -1)))])  # 1 - a
+            out = (reg, s)
+        elif isinstance(f, (ltl.And, ltl.Or)):
+            (a, ra), (b, rb) = self.build(f.left), self.build(f.right)
+            s, reg = self.ffn_slot(max(ra, rb)), self.new(str(f))
+            if isinstance(f, ltl.And):  # ReLU(a + b - 1)
+                self.add_ffn(s, [_lin(-1, (a, 1), (b, 1))], [(reg, _lin(0, (0, 1)))])
+            else:  # a + b - ReLU(a + b - 1)
+                self.add_ffn(s, [_lin(0, (a, 1)), _lin(0, (b, 1)), _lin(-1, (a, 1), (b, 1))],
+                             [(reg, _lin(0, (0, 1), (1, 1), (2, -1)))])
+            out = (reg, s)
+        elif isinstance(f, (ltl.Until, ltl.Since)):
+            out = self.temporal(f)
+        elif isinstance(f, ltl.Count):
+            out = self.count(f)
+        else:
+            raise TypeError(f"not an LTL formula node: {f!r}")
+        self.done[f] = out
+        return out
+
+    def temporal(self, f) -> tuple[int, int]:
+        (phi, rphi), (psi, rpsi) = self.build(f.left), self.build(f.right)
+        fwd = isinstance(f, ltl.Until)
+        e, g = (self.pe("e_fwd"), self.pe("f_fwd")) if fwd else (self.pe("e_bwd"), self.pe("f_bwd"))
+        c, one = self.pe("c_fwd" if fwd else "c_bwd"), self.pe("one")
+        guard = self.pe("last" if fwd else "first")
+        s1 = self.ffn_slot(max(rphi, rpsi))
+        P, Pe, Pf = (self.new(f"{tag}[{f}]") for tag in ("P", "Pe", "Pf"))
+        hidden = [
+            _lin(0, (psi, 1)), _lin(0, (phi, 1)), _lin(0, (psi, 1), (phi, -1)),
+            # P e = ReLU(psi - 1 + e) + ReLU(-psi - phi + e): booleans first, e last
+            _lin(-1, (psi, 1), (e, 1)), _lin(0, (psi, -1), (phi, -1), (e, 1)),
+            _lin(-1, (psi, 1), (g, 1)), _lin(0, (psi, -1), (phi, -1), (g, 1)),
+        ]
+        outputs = [(P, _lin(1, (0, 1), (1, -1), (2, -1))),  # P = psi | !phi
+                   (Pe, _lin(0, (3, 1), (4, 1))), (Pf, _lin(0, (5, 1), (6, 1)))]
+        self.add_ffn(s1, hidden, outputs)
+        aP, apsi = self.new(f"attP[{f}]"), self.new(f"attpsi[{f}]")
+        if fwd:  # s_ij = P_j eps^j (j/n - (i + 1/2)/n)
+            query, key = (_lin(0, (one, 1)), _lin(0, (c, -1))), (_lin(0, (Pf, 1)), _lin(0, (Pe, 1)))
+        else:  # s_ij = P_j eps^(n-j) ((i - 1/2)/n - j/n)
+            query, key = (_lin(0, (c, 1)), _lin(0, (one, -1))), (_lin(0, (Pe, 1)), _lin(0, (Pf, 1)))
+        kind = "average" if self.attention == "average" else "unique"
+        self.add_head(s1 + 1, AttentionHead(query, key, ((P, aP), (psi, apsi)), kind))
+        reg = self.new(str(f))
+        # result = attpsi & attP & !guard
+        self.add_ffn(s1 + 2, [_lin(-1, (aP, 1), (apsi, 1), (guard, -1))], [(reg, _lin(0, (0, 1)))])
+        return reg, s1 + 2
+
+    def count(self, f: ltl.Count) -> tuple[int, int]:
+        if self.attention != "average":
+            raise ValueError(f"counting atom {f} needs average hard attention: use compile_ahat")
+        if f.prefix and not self.causal:
+            raise ValueError(f"prefix-count term in {f} needs the explicit causal-mask extension "
+                             "(compile_ahat(..., causal_extension=True)); unmasked hard "
+                             "attention cannot restrict itself to j <= i")
+        built = [(c, *self.build(h)) for c, h in f.terms]
+        a1 = self.attn_slot(max(r for _, _, r in built))
+        ratios = [self.new(f"r[{h}]") for _, h in f.terms]
+        zero = (_lin(0),)
+        self.add_head(a1, AttentionHead(zero, zero, tuple((reg, r) for (_, reg, _), r
+                                                            in zip(built, ratios)),
+                                        "causal_average" if f.prefix else "average"))
+        inv = self.pe("inv_i" if f.prefix else "inv_n")
+        n1 = self.pe("n_is_1")
+        # y = sum_k c_k r_k - (c_0 - 1/2) / n
+        y_terms = [(r, c) for (c, _, _), r in zip(built, ratios)] + [(inv, -(f.threshold - _HALF))]
+        big = sum(abs(c) for c, _, _ in built) + abs(f.threshold) + 2
+        y, clamp = self.new(f"y[{f}]"), self.new(f"clamp[{f}]")
+        hidden = [_lin(0, *y_terms), _lin(0, *[(r, -c) for r, c in y_terms]),
+                  # clamp(y + 1/2, 0, 1) gated by [n = 1]: ReLU(y + 1/2 - B(1 - n1)) - ReLU(...)
+                  _lin(_HALF - big, (n1, big), *y_terms), _lin(-_HALF - big, (n1, big), *y_terms)]
+        self.add_ffn(a1 + 1, hidden, [(y, _lin(0, (0, 1), (1, -1))), (clamp, _lin(0, (2, 1), (3, -1)))])
+        t = self.new(f"threshold[{f}]")
+        self.add_head(a1 + 2, AttentionHead((_lin(0, (y, 1)),), (_lin(0, (self.pe("kappa"), 1)),),
+                                            ((self.pe("first"), t),), "average"))
+        reg = self.new(str(f))
+        self.add_ffn(a1 + 3, [_lin(0, (t, 1), (n1, -1)), _lin(0, (clamp, 1))],
+                     [(reg, _lin(0, (0, 1), (1, 1)))])
+        return reg, a1 + 3
+
+    def layers(self) -> list[EncoderLayer]:
+        if not self.slots:
+            return []
+        out = []
+        for layer in range(max(self.slots) // 2 + 1):
+            heads = tuple(self.slots.get(2 * layer, []))
+            parts = self.slots.get(2 * layer + 1, [])
+            ffn = None
+            if parts:
+                hidden, outputs = [], []
+                for h, o in parts:
+                    base = len(hidden)
+                    hidden.extend(h)
+                    outputs.extend((dst, Linear(lin.bias, tuple((base + k, c) for k, c in lin.terms)))
+                                   for dst, lin in o)
+                ffn = FeedForward(tuple(hidden), tuple(outputs))
+            out.append(EncoderLayer(heads, ffn))
+        return out
+
+
+def _compile(formula, alphabet, predicates, attention, causal_extension) -> HardAttentionEncoder:
+    from . import fo
+
+    table = predicate_table(predicates)
+    if isinstance(formula, str):
+        formula = ltl.parse(formula, table)
+    elif isinstance(formula, fo.FO_NODES):
+        formula = fo.to_ltl(formula)
+    if isinstance(alphabet, str):
+        alphabet = tuple(alphabet)
+    if not isinstance(alphabet, Sequence) or not alphabet or not all(
+            isinstance(a, str) and a for a in alphabet) or len(set(alphabet)) != len(alphabet):
+        raise ValueError(f"alphabet must be a non-empty sequence of distinct letters, got {alphabet!r}")
+    alphabet = tuple(alphabet)
+    subs = ltl.subformulas(formula)
+    for g in subs:
+        if isinstance(g, ltl.Letter) and g.letter not in alphabet:
+            raise ValueError(f"formula uses letter {g.letter!r}, which is not in the alphabet "
+                             f"{list(alphabet)}")
+        if isinstance(g, ltl.Pred) and g.name not in table:
+            raise ValueError(f"formula uses predicate {g.name!r}, which is not defined; known: "
+                             f"{sorted(table)}")
+    b = _Builder(alphabet, table, attention, causal_extension)
+    reg, _ = b.build(formula)
+    return HardAttentionEncoder(alphabet=alphabet, registers=b.registers, positional=b.positional,
+                                layers=b.layers(), output=reg,
+                                attention="average" if attention == "average" else "unique",
+                                formula=formula, register_of={g: r for g, (r, _) in b.done.items()})
+
+
+def compile_uhat(formula, alphabet: Sequence[str],
+                 predicates: Mapping[str, NumericalPredicate] | None = None) -> HardAttentionEncoder:
+    """Compile an LTL(Mon) formula (text, LTL node, or guarded FO formula) into a UHAT encoder
+    (unique hard attention, leftmost maximiser). Counting atoms are rejected."""
+    return _compile(formula, alphabet, predicates, "unique", False)
+
+
+def compile_ahat(formula, alphabet: Sequence[str],
+                 predicates: Mapping[str, NumericalPredicate] | None = None,
+                 causal_extension: bool = False) -> HardAttentionEncoder:
+    """Compile LTL(Mon) + counting atoms into an AHAT encoder (average hard attention).
+    ``causal_extension=True`` allows prefix counts ``#<phi`` through a causally masked
+    averaging head (an extension of the paper's unmasked model)."""
+    return _compile(formula, alphabet, predicates, "average", causal_extension)
