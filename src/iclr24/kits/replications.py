@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["spawn_generators", "replicate"]
+__all__ = ["replicate", "spawn_generators"]
 
 R = TypeVar("R")
 

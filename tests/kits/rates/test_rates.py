@@ -43,12 +43,12 @@ def test_ragged_replications():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(x=[1.0], errors=[1.0]), "x must"),
-    (dict(x=[1, -2], errors=[1.0, 2.0]), "positive"),
-    (dict(x=[1, 2], errors=[1.0, 0.0]), "positive"),
-    (dict(x=[1, 2, 3], errors=[1.0, 2.0]), "one row per size"),
-    (dict(x=[1, 2, 3], errors=[1.0, 2.0, 3.0], window=(2.5, 9)), "need at least 2"),
-    (dict(x=[1, 2], errors=[1.0, 2.0], n_boot=0), "n_boot"),
+    ({"x": [1.0], "errors": [1.0]}, "x must"),
+    ({"x": [1, -2], "errors": [1.0, 2.0]}, "positive"),
+    ({"x": [1, 2], "errors": [1.0, 0.0]}, "positive"),
+    ({"x": [1, 2, 3], "errors": [1.0, 2.0]}, "one row per size"),
+    ({"x": [1, 2, 3], "errors": [1.0, 2.0, 3.0], "window": (2.5, 9)}, "need at least 2"),
+    ({"x": [1, 2], "errors": [1.0, 2.0], "n_boot": 0}, "n_boot"),
 ])
 def test_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):

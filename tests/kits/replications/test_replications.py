@@ -3,7 +3,6 @@ import pytest
 
 from iclr24.kits.replications import replicate, spawn_generators
 
-
 # a module-level library function: the test module itself is not importable in loky workers
 # (pytest's importlib mode), so the parallel path gets a function pickled by reference
 _draw = np.random.Generator.standard_normal
