@@ -8,7 +8,7 @@ import functools
 
 import numpy as np
 
-__all__ = ["sample_image_crops", "grey_sample_images", "digits_images"]
+__all__ = ["digits_images", "grey_sample_images", "sample_image_crops"]
 
 
 @functools.lru_cache(maxsize=1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["rotation_batch", "random_crops"]
+__all__ = ["random_crops", "rotation_batch"]
 
 
 def random_crops(images: np.ndarray, n: int, size: int, rng: np.random.Generator) -> np.ndarray:

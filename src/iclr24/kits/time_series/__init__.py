@@ -33,9 +33,9 @@ from .series import TimeSeries, check_times_values
 
 __all__ = [
     "DAYS_PER_YEAR",
+    "MACRODATA_COLUMNS",
     "DLinear",
     "DLinearForecaster",
-    "MACRODATA_COLUMNS",
     "TimeSeries",
     "check_times_values",
     "load_co2",

@@ -13,8 +13,15 @@ import numpy as np
 
 from .series import TimeSeries
 
-__all__ = ["load_co2", "load_sunspots", "load_nile", "load_elnino", "load_macrodata",
-           "MACRODATA_COLUMNS", "DAYS_PER_YEAR"]
+__all__ = [
+    "DAYS_PER_YEAR",
+    "MACRODATA_COLUMNS",
+    "load_co2",
+    "load_elnino",
+    "load_macrodata",
+    "load_nile",
+    "load_sunspots",
+]
 
 DAYS_PER_YEAR = 365.25
 MACRODATA_COLUMNS = ("realgdp", "realcons", "realinv", "realgovt", "realdpi", "cpi", "m1",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["mase", "mse", "mae", "seasonal_naive"]
+__all__ = ["mae", "mase", "mse", "seasonal_naive"]
 
 
 def _finite_1d(x, name: str) -> np.ndarray:

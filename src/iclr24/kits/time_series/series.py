@@ -95,7 +95,7 @@ class TimeSeries:
         if not head.any() or not tail.any():
             raise ValueError(f"n_test={n_test} leaves an empty history or future "
                              f"(series spans {idx[-1] + 1} grid steps)")
-        mk = lambda m: TimeSeries(self.times[m], self.values[m], self.step, self.name)  # noqa: E731
+        mk = lambda m: TimeSeries(self.times[m], self.values[m], self.step, self.name)
         return mk(head), mk(tail)
 
     def drop(self, keep: np.ndarray) -> TimeSeries:
