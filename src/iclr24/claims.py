@@ -52,6 +52,8 @@ __all__ = [
     "Scale",
     "Estimate",
     "Measurement",
+    "seed_metric",
+    "seed_difference",
     "Claim",
     "claim",
     "sizes",
@@ -252,6 +254,25 @@ class Estimate:
 
 
 Metric = float | Estimate
+
+
+def seed_metric(values: Any, confidence: float = 0.95) -> Metric:
+    """A metric measured over seeds: an :meth:`Estimate.mean_of` for two or more, the plain
+    number for one (e.g. a one-seed smoke run)."""
+    values = list(values)
+    if len(values) == 1:
+        return float(values[0])
+    return Estimate.mean_of(values, confidence)
+
+
+def seed_difference(a: Any, b: Any, confidence: float = 0.95, *, paired: bool = True
+                    ) -> Metric:
+    """mean(a) - mean(b) over seeds as an :meth:`Estimate.difference` (paired by default:
+    a[i] and b[i] share seed i), or the plain difference for a single seed."""
+    a, b = list(a), list(b)
+    if len(a) == len(b) == 1:
+        return float(a[0]) - float(b[0])
+    return Estimate.difference(a, b, confidence, paired=paired)
 
 
 @dataclass

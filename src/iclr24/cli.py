@@ -238,6 +238,8 @@ def run(
     else:
         _print_summary(outcome.records)
         _print_slowest(outcome.slowest(5))
+        if scale is Scale.SMOKE:
+            _print_budget(outcome.records)
         err.print(f"stored in {result_store.path}", highlight=False)
     if outcome.interrupted:
         err.print("[yellow]interrupted: finished claims were stored[/]")
@@ -288,6 +290,26 @@ def _print_summary(records: list) -> None:
                       f"[{VERDICT_STYLE[rec.verdict]}]{rec.verdict}[/]", rec.rule, measured,
                       f"{rec.duration_s:.1f}s")
     out.print(table)
+
+
+SMOKE_CLAIM_WALL_S = 30.0
+SMOKE_PAPER_CPU_S = 20.0
+
+
+def _print_budget(records: list) -> None:
+    """Name what breaks the smoke budget: 30 s per claim, 20 s of CPU per paper."""
+    slow = [f"{r.paper}.{r.claim} {r.duration_s:.1f}s" for r in records
+            if r.duration_s > SMOKE_CLAIM_WALL_S]
+    cpu: dict[str, float] = {}
+    for r in records:
+        cpu[r.paper] = cpu.get(r.paper, 0.0) + (r.cpu_s or 0.0)
+    heavy = [f"{p} {c:.1f}s" for p, c in cpu.items() if c > SMOKE_PAPER_CPU_S]
+    if slow:
+        err.print(f"[yellow]over the smoke budget of {SMOKE_CLAIM_WALL_S:.0f} s per claim:[/] "
+                  + "; ".join(slow), highlight=False)
+    if heavy:
+        err.print(f"[yellow]over the smoke budget of {SMOKE_PAPER_CPU_S:.0f} s of CPU per "
+                  "paper:[/] " + "; ".join(heavy), highlight=False)
 
 
 def _print_slowest(records: list) -> None:

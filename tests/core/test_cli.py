@@ -217,3 +217,14 @@ def test_estimates_in_json_show_and_report(fake_registry, tmp_path):
     assert "| gain | 0.1 [" in md and "(n=5) | 0.01 |" in md
     assert "1 inconclusive" in md and "## Durations" in md
     assert "class='inconclusive'" in (tmp_path / "rep" / "report.html").read_text()
+
+
+def test_run_names_the_slowest_claims_and_budget_breaches(fake_registry, tmp_path,
+                                                          monkeypatch):
+    from iclr24 import cli
+
+    res = invoke("run", "alpha", "--scale", "smoke", "--store", tmp_path / "r.sqlite")
+    assert "slowest: alpha." in res.stderr and "over the smoke budget" not in res.stderr
+    monkeypatch.setattr(cli, "SMOKE_PAPER_CPU_S", -1.0)
+    res = invoke("run", "alpha", "--scale", "smoke", "--store", tmp_path / "r.sqlite")
+    assert "over the smoke budget of -1 s of CPU per paper: alpha" in res.stderr

@@ -92,6 +92,7 @@ for i in range(int(sys.argv[3])):
 """
 
 
+@pytest.mark.serial
 def test_two_concurrent_writers_both_succeed(tmp_path):
     path = tmp_path / "r.sqlite"
     n = 150
@@ -132,6 +133,7 @@ def _wait_for_records(path, count, timeout=60):
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.serial
 def test_ctrl_c_records_what_finished(tmp_path):
     path = tmp_path / "r.sqlite"
     # claims run in source order: holds, fails, raises, then scaled_claim sleeps for 60 s
@@ -149,6 +151,7 @@ def test_ctrl_c_records_what_finished(tmp_path):
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.serial
 def test_killed_run_leaves_a_readable_store(tmp_path):
     path = tmp_path / "r.sqlite"
     proc = _cli(["run", "alpha", "--scale", "smoke", "--store", str(path)],

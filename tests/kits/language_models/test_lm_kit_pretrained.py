@@ -89,3 +89,23 @@ def test_local_hf_checkpoint_loader(smol, tmp_path):
         load_hf_checkpoint(tmp_path / "empty")
     with pytest.raises(ValueError, match="dtype"):
         load_hf_checkpoint(tmp_path, dtype="int3")
+
+
+def test_smollm2_cache_equals_the_gguf_conversion_and_is_reused(smol, tmp_path):
+    """The cached checkpoint holds exactly the weights transformers dequantises from the GGUF,
+    and a second look-up reuses it instead of converting again."""
+    import torch
+
+    from iclr24.kits.language_models.pretrained import (_load_converted, _offline_transformers,
+                                                        smollm2_cache)
+
+    folder, built = smollm2_cache(tmp_path)
+    assert built and (folder / "model.safetensors").is_file()
+    again, built_again = smollm2_cache(tmp_path)
+    assert again == folder and not built_again
+    cached = _load_converted(folder, "float32").model.state_dict()
+    path = smollm2_gguf_path()
+    direct = _offline_transformers().AutoModelForCausalLM.from_pretrained(
+        str(path.parent), gguf_file=path.name, dtype=torch.float32).state_dict()
+    assert cached.keys() == direct.keys()
+    assert all(torch.equal(cached[k], direct[k]) for k in direct)

@@ -16,9 +16,9 @@ def test_smoke_claim_runs_and_is_judgeable(name):
     claim_obj = getattr(autofd_claims, name)
     m = claim_obj(Scale.SMOKE, 0)
     assert isinstance(m, Measurement)
-    assert m.metrics and all(math.isfinite(v) for v in m.metrics.values())
+    assert m.metrics and all(math.isfinite(getattr(v, "value", v)) for v in m.metrics.values())
     verdict = claim_obj.verdict(m.metrics, Scale.SMOKE)  # raises if a rule metric is missing
-    assert isinstance(verdict, bool)
+    assert verdict in ("holds", "fails", "inconclusive")
 
 
 def test_brachistochrone_training_loop_is_deterministic():

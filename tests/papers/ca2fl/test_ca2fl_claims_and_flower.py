@@ -17,7 +17,7 @@ def test_smoke_claim_runs(name):
     claim_obj = getattr(ca2fl_claims, name)
     m = claim_obj(Scale.SMOKE, 0)
     assert isinstance(m, Measurement)
-    assert all(math.isfinite(v) for v in m.metrics.values())
+    assert all(math.isfinite(getattr(v, "value", v)) for v in m.metrics.values())
     rule = claim_obj.rule_for(Scale.SMOKE)
     for token in rule.replace("<", " ").replace(">=", " ").split():
         if token.isidentifier():
@@ -53,3 +53,16 @@ def test_flower_async_loop_runs_ca2fl_like_the_simulator():
                                                                    torch.float64), m)})
     with pytest.raises(ValueError):
         ca2fl_grid_server(bad, model, buffer_size=1, concurrency=1).run(max_arrivals=1)
+
+
+def test_digits_accuracy_rule_rejects_fedbuff_passed_as_ca2fl():
+    """Negative control: FedBuff passed as CA²FL (zero paired difference) fails at small; the
+    audit's +0.0022 ± 0.0169 is inconclusive."""
+    from iclr24.claims import Estimate, seed_difference
+
+    claim_obj = ca2fl_claims.digits_accuracy
+    fedbuff = [0.968, 0.971, 0.965]
+    null = {"diff_ca2fl_fedbuff_a0p1": seed_difference(fedbuff, fedbuff)}
+    assert claim_obj.verdict(null, Scale.SMALL) == "fails"
+    audit = {"diff_ca2fl_fedbuff_a0p1": Estimate(0.0022, 0.0022 - 0.0169, 0.0022 + 0.0169, 3)}
+    assert claim_obj.verdict(audit, Scale.SMALL) == "inconclusive"

@@ -21,11 +21,11 @@ def test_claim_smoke(name):
     assert isinstance(c, Claim)
     m = c(Scale.SMOKE, 0)
     assert isinstance(m, Measurement)
-    assert all(math.isfinite(v) for v in m.metrics.values())
+    assert all(math.isfinite(getattr(v, "value", v)) for v in m.metrics.values())
     for key in ("mrr_zero_shot", "mrr_random_init", "mrr_distmult", "mrr_scratch",
                 "mrr_finetuned"):
         assert key in m.metrics
-    assert isinstance(c.verdict(m.metrics, Scale.SMOKE), bool)
+    assert c.verdict(m.metrics, Scale.SMOKE) in ("holds", "fails", "inconclusive")
     assert m.figure is not None and m.tables
     if name == "zero_shot_real":
         assert [row["target"] for row in m.tables["leave_one_out"]] == [

