@@ -34,6 +34,7 @@ from iclr24.papers.lm_compression import (
     decompress,
     encode_symbols,
     encode_token_sequences,
+    max_decodable_tokens,
     mask_rescale,
     quantize_pdf,
     right_shift_bytes,
@@ -193,6 +194,51 @@ def test_context_longer_than_model_and_corrupted_streams_raise():
         compress("text", model)
 
 
+def _forged_blob(raw_len: int, counts: list[int], streams: list[bytes]) -> bytes:
+    from iclr24.papers.lm_compression.model_coding import _put_varint
+
+    out = bytearray(b"LMC1")
+    _put_varint(raw_len, out)
+    _put_varint(0, out)
+    out += bytes(4)
+    _put_varint(len(counts), out)
+    for n, s in zip(counts, streams):
+        _put_varint(n, out)
+        _put_varint(len(s), out)
+    for s in streams:
+        out += s
+    return bytes(out)
+
+
+def test_forged_token_counts_fail_before_or_soon_after_decoding_starts():
+    model = _ngram()  # no context limit: only the stream can bound the count
+    (stream,) = encode_token_sequences(model, [model.tokenizer.encode(TEXT[:200])])
+    # a count far beyond what the stream's bits can hold is refused before decoding
+    cap = max_decodable_tokens(len(stream), 256)
+    with pytest.raises(ValueError, match="holds at most"):
+        decompress(_forged_blob(10**9, [cap + 1], [stream]), model)
+    # byte models: more tokens than raw bytes is refused
+    with pytest.raises(ValueError, match="raw bytes"):
+        decompress(_forged_blob(199, [200], [stream]), model)
+    # a count the cap allows but the stream does not carry: the decoder runs out of bits
+    # after the real 200 tokens plus at most a window of padding, not after 10**6 steps
+    with pytest.raises(ValueError, match="ran out after"):
+        decode_token_sequences(model, [stream], [10**6])
+    with pytest.raises(ValueError, match="ran out after") as info:
+        decompress(_forged_blob(10**6, [10**6], [stream]), model)
+    assert int(str(info.value).rsplit(" ", 1)[-1]) < 400
+
+
+def test_max_decodable_tokens_bounds_every_real_stream():
+    model = _ngram()
+    for data in (b"", b"a" * 300, TEXT[:300]):
+        streams = encode_token_sequences(model, [model.tokenizer.encode(data)])
+        assert len(data) <= max_decodable_tokens(len(streams[0]), 256)
+    # one byte of stream, 256 symbols at 24 bits: p_max = 1 − 255/2^24, ≈ 2.2e-5 bits/token
+    assert max_decodable_tokens(1, 256) == pytest.approx(10 / (255 / 2**24 / math.log(2)),
+                                                         rel=1e-4)
+
+
 def test_decoding_with_a_different_model_is_detected():
     blob = compress(TEXT[:120], _ngram())
     other = AdaptiveNGramModel(order=1).fit(b"completely different training text")
@@ -255,7 +301,9 @@ def test_adjusted_rate_and_masks():
     assert shifted == bytes([127, 1, 1]) and missed == 3
     assert mask_rescale(70, 10, 10) == pytest.approx(80)  # 8/7 for right-shifted data
     assert zero_msb_if_not_ascii(b"abc") == (b"abc", 0)
-    assert zero_msb_if_not_ascii(bytes([0xC3, 0x41])) == (bytes([0x43, 0x41]), 2)
+    assert zero_msb_if_not_ascii(bytes([0xC3, 0x41])) == (bytes([0x43, 0x41]), 1)
+    assert zero_msb_if_not_ascii(bytes([0xFF, 0x80, 0x7F])) == (bytes([0x7F, 0x00, 0x7F]), 2)
+    assert zero_msb_if_not_ascii(b"") == (b"", 0)
 
 
 def test_compressor_as_generative_model():

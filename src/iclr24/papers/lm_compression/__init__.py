@@ -67,6 +67,7 @@ from .model_coding import (
     decode_token_sequences,
     decompress,
     encode_token_sequences,
+    max_decodable_tokens,
     utf8_chunks,
 )
 from .ngram import AdaptiveNGramModel
@@ -91,6 +92,7 @@ __all__ = [
     "encode_symbols",
     "encode_token_sequences",
     "mask_rescale",
+    "max_decodable_tokens",
     "quantize_pdf",
     "right_shift_bytes",
     "utf8_chunks",

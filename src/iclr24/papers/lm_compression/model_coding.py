@@ -23,7 +23,10 @@ Stream format of :func:`compress` (what is stored besides the arithmetic-coded b
 
 The paper's rates count only the bitstreams (lengths are side information); the claims report
 that accounting, :func:`compress` adds the container so a blob is self-describing and corruption
-is detected (CRC mismatch -> ``ValueError``).
+is detected (CRC mismatch -> ``ValueError``). A header is not trusted: before the model runs,
+each declared token count is capped by the model's context, by the raw length for byte models
+and by what its bitstream can hold (:func:`max_decodable_tokens`); while decoding, reading a
+bitstream past its last bit fails at once.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ __all__ = [
     "decode_token_sequences",
     "decompress",
     "encode_token_sequences",
+    "max_decodable_tokens",
     "utf8_chunks",
 ]
 
@@ -127,7 +131,12 @@ def decode_token_sequences(model: Any, bitstreams: Sequence[bytes], lengths: Seq
     if not lengths:
         return []
     _check_lengths(model, lengths, "lengths")
+    _check_token_counts(lengths, [len(b) for b in bitstreams], int(model.vocab_size),
+                        total_bits)
     decoders = [ArithmeticDecoder(b, precision, total_bits) for b in bitstreams]
+    # a legitimate stream is never read past its last bit plus the initial window: the decoder
+    # shifts in one bit per encoder output bit, and the encoder's flush adds 2 more
+    read_limit = [8 * len(b) + precision for b in bitstreams]
     out: list[list[int]] = [[] for _ in lengths]
     steps = max(lengths)
     with torch_threads(threads):
@@ -137,11 +146,38 @@ def decode_token_sequences(model: Any, bitstreams: Sequence[bytes], lengths: Seq
             for b, n in enumerate(lengths):
                 if t < n:
                     out[b].append(decoders[b].decode(freqs[b]))
+                    if decoders[b].bits_consumed > read_limit[b]:
+                        raise ValueError(
+                            f"corrupted stream: sequence {b} declares {n} tokens but its "
+                            f"{len(bitstreams[b])}-byte bitstream ran out after {t + 1}")
             if t + 1 < steps:
                 sess.feed([out[b][t] if t < n else 0 for b, n in enumerate(lengths)])
             if progress is not None:
                 progress(t + 1, steps)
     return out
+
+
+def max_decodable_tokens(n_stream_bytes: int, vocab_size: int, total_bits: int = 24) -> int:
+    """The most tokens a bitstream of ``n_stream_bytes`` bytes can hold under any model.
+
+    :func:`~.arithmetic_coding.quantize_pdf` gives every symbol a frequency >= 1, so no token
+    is more likely than ``p_max = (2^total_bits − V + 1) / 2^total_bits`` and each costs at least
+    ``−log2 p_max`` bits; the coder's code length is at most 8·bytes + 2 bits (its interval
+    never falls below a quarter of the range).
+    """
+    total = 1 << total_bits
+    min_bits = -np.log2((total - vocab_size + 1) / total)
+    return int((8 * n_stream_bytes + 2) / min_bits * (1 + 1e-9)) + 1
+
+
+def _check_token_counts(lengths: Sequence[int], stream_bytes: Sequence[int], vocab_size: int,
+                        total_bits: int) -> None:
+    for b, (n, size) in enumerate(zip(lengths, stream_bytes)):
+        cap = max_decodable_tokens(size, vocab_size, total_bits)
+        if n > cap:
+            raise ValueError(f"corrupted stream: sequence {b} declares {n} tokens but a "
+                             f"{size}-byte bitstream holds at most {cap} for a vocabulary of "
+                             f"{vocab_size}")
 
 
 def code_length_bits(data: bytes, model: Any) -> float:
@@ -197,12 +233,17 @@ def utf8_chunks(data: bytes, max_bytes: int) -> list[bytes]:
     return out
 
 
+def _byte_level(model: Any) -> bool:
+    """One token per byte (the kit's ``ByteTokenizer``)."""
+    return model.tokenizer.vocab_size == 256 and type(model.tokenizer).__name__ == "ByteTokenizer"
+
+
 def _split(data: bytes, chunk_size: int, model: Any) -> list[bytes]:
     if not data:
         return []
     if chunk_size == 0:
         return [data]
-    if model.tokenizer.vocab_size == 256 and type(model.tokenizer).__name__ == "ByteTokenizer":
+    if _byte_level(model):
         return [data[i:i + chunk_size] for i in range(0, len(data), chunk_size)]
     return utf8_chunks(data, chunk_size)
 
@@ -269,6 +310,11 @@ def decompress(blob: bytes, model: Any, *, precision: int = 32, total_bits: int 
     if ctx is not None and lengths and max(lengths) > ctx:
         raise ValueError("corrupted stream (or wrong model): a chunk is longer than the model's "
                          "context")
+    if sum(lengths) > n_raw and _byte_level(model):
+        raise ValueError(f"corrupted stream: {sum(lengths)} byte tokens declared for {n_raw} "
+                         "raw bytes")
+    # fail before any model call when a count exceeds what its bitstream can hold
+    _check_token_counts(lengths, sizes, int(model.vocab_size), total_bits)
     streams = []
     for s in sizes:
         streams.append(blob[pos:pos + s])
