@@ -42,6 +42,23 @@ def test_fpr_at_tpr_hand_computed():
     assert fpr_at_tpr(scores, labels, 0.5) == pytest.approx(0.5)
 
 
+@given(st.integers(0, 10_000), st.sampled_from([0.01, 0.05, 0.1, 0.5, 0.95]),
+       st.booleans())
+def test_operating_points_match_sklearn_roc(seed, rate, ties):
+    from sklearn.metrics import roc_curve
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(4, 200))
+    s = rng.normal(size=n)
+    if ties:
+        s = np.round(s * 2) / 2  # few distinct values: heavy ties
+    lab = rng.integers(0, 2, n)
+    lab[:2] = [0, 1]
+    f, t, _ = roc_curve(lab, s, drop_intermediate=False)
+    assert tpr_at_fpr(s, lab, rate) == pytest.approx(t[f <= rate + 1e-12].max())
+    assert fpr_at_tpr(s, lab, rate) == pytest.approx(f[t >= rate - 1e-12].min())
+
+
 @given(st.integers(0, 10_000))
 def test_rates_are_monotone_and_bounded(seed):
     rng = np.random.default_rng(seed)
@@ -124,3 +141,16 @@ def test_stratified_bootstrap_keeps_class_counts_and_covers_value():
     assert stratified_bootstrap(s, lab, stat, n_resamples=200, seed=1) == (v, lo, hi)
     with pytest.raises(ValueError, match="n_resamples"):
         stratified_bootstrap(s, lab, stat, n_resamples=5)
+
+
+def test_stratified_bootstrap_paired_columns():
+    rng = np.random.default_rng(2)
+    lab = np.repeat([1, 0], 50)
+    a = rng.normal(size=100) + lab
+    both = np.stack([a, a + 0.01], axis=1)  # column 1 = column 0 shifted: paired diff is exact
+
+    def diff(sc, lb):
+        return float(sc[:, 1].mean() - sc[:, 0].mean())
+
+    v, lo, hi = stratified_bootstrap(both, lab, diff, n_resamples=100)
+    assert v == pytest.approx(0.01) and lo == pytest.approx(0.01) and hi == pytest.approx(0.01)
