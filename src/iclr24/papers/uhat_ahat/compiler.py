@@ -1,11 +1,12 @@
 """Compile LTL(Mon) (+ counting) formulas into hard-attention encoders (paper Thms. 1-2 via
 Kamp's theorem for LTL(Mon); the gadgets are ours where marked).
 
-One register per subformula, filled bottom-up; subformulas are scheduled as early as their
+One register per non-negation subformula, filled bottom-up; subformulas are scheduled as early as their
 inputs allow, so the depth follows the nesting of temporal / counting operators.
 
-1. Q_a: the letter's one-hot register. theta: its positional bit theta_n(i). Boolean glue by FFN
-   gates on {0, 1}: !a = 1 - a, a & b = ReLU(a + b - 1), a | b = a + b - ReLU(a + b - 1).
+1. Q_a: the letter's one-hot register. theta: its positional bit theta_n(i). Every subformula
+   is an affine form over registers, so negation is free (!a = 1 - a, folded into whatever reads
+   it); & and | are FFN gates on {0, 1}: a & b = ReLU(a + b - 1), a | b = a + b - ReLU(a + b - 1).
 2. phi U psi (UHAT; our gadget, as in the spec). An FFN forms P_j = psi_j | !phi_j and the
    bounded products P_j e_j, P_j f_j with e_j = eps^j, f_j = (j/n) eps^j (eps = 1/4) from the PE.
    Query (1, -c_i) with c_i = (i + 1/2)/n and key (P_j f_j, P_j e_j) give
@@ -45,9 +46,7 @@ _ONE, _HALF = Fraction(1), Fraction(1, 2)
 
 
 _FEATURES = {
-    "one": lambda i, n: _ONE,
-    "zero": lambda i, n: Fraction(0),
-    "first": lambda i, n: Fraction(int(i == 1)),
+        "first": lambda i, n: Fraction(int(i == 1)),
     "last": lambda i, n: Fraction(int(i == n)),
     "e_fwd": lambda i, n: EPSILON**i,  # eps^j
     "f_fwd": lambda i, n: Fraction(i, n) * EPSILON**i,  # (j/n) eps^j
@@ -80,7 +79,31 @@ def _lin(bias=0, *terms) -> Linear:
     return Linear(Fraction(bias), tuple((r, Fraction(c)) for r, c in terms))
 
 
+def _combine(bias, *parts) -> Linear:
+    """bias + sum_k coef_k * part_k, where a part is an affine form (a Linear over registers)
+    or a register index; terms keep their order of first appearance (booleans before the tiny
+    positional terms, which the float64 executor relies on) and equal registers are merged."""
+    total, coefs = Fraction(bias), {}
+    for part, coef in parts:
+        coef = Fraction(coef)
+        if isinstance(part, Linear):
+            total += coef * part.bias
+            items = part.terms
+        else:
+            items = ((part, Fraction(1)),)
+        for reg, c in items:
+            coefs[reg] = coefs.get(reg, Fraction(0)) + coef * c
+    return Linear(total, tuple((r, c) for r, c in coefs.items() if c != 0))
+
+
+def _registers(aff: Linear) -> list[int]:
+    return [r for r, _ in aff.terms]
+
+
 class _Builder:
+    """Each subformula becomes an affine form over registers (negation is free: 1 - a), ready
+    after some sublayer slot (even slot 2l: attention of layer l; odd 2l + 1: its FFN)."""
+
     def __init__(self, alphabet: tuple[str, ...], predicates, attention: str,
                  causal_extension: bool):
         self.alphabet, self.attention, self.causal = alphabet, attention, causal_extension
@@ -88,8 +111,8 @@ class _Builder:
         self.predicates = predicates
         self.positional: list = []
         self.pe_reg: dict[str, int] = {}
-        self.slots: dict[int, list] = {}  # even slot 2l: heads of layer l; odd 2l+1: FFN parts
-        self.done: dict[ltl.Formula, tuple[int, int]] = {}  # formula -> (register, ready slot)
+        self.slots: dict[int, list] = {}
+        self.done: dict[ltl.Formula, tuple[Linear, int]] = {}  # formula -> (affine, ready slot)
 
     def pe(self, name: str) -> int:
         if name not in self.pe_reg:
@@ -118,29 +141,27 @@ class _Builder:
     def add_head(self, slot: int, head: AttentionHead):
         self.slots.setdefault(slot, []).append(head)
 
-    def build(self, f: ltl.Formula) -> tuple[int, int]:
+    def build(self, f: ltl.Formula) -> tuple[Linear, int]:
         if f in self.done:
             return self.done[f]
         if isinstance(f, ltl.Letter):
-            out = (self.alphabet.index(f.letter), -1)
+            out = (_lin(0, (self.alphabet.index(f.letter), 1)), -1)
         elif isinstance(f, ltl.Pred):
-            out = (self.pe("pred:" + f.name), -1)
+            out = (_lin(0, (self.pe("pred:" + f.name), 1)), -1)
         elif isinstance(f, ltl.Const):
-            out = (self.pe("one" if f.value else "zero"), -1)
+            out = (_lin(int(f.value)), -1)
         elif isinstance(f, ltl.Not):
             a, ra = self.build(f.arg)
-            s, reg = self.ffn_slot(ra), self.new(str(f))
-            self.add_ffn(s, [_lin(0, (a, 1))], [(reg, _lin(1, (0, -1)))])  # 1 - a
-            out = (reg, s)
+            out = (_combine(1, (a, -1)), ra)  # !a = 1 - a: affine, no layer needed
         elif isinstance(f, (ltl.And, ltl.Or)):
             (a, ra), (b, rb) = self.build(f.left), self.build(f.right)
             s, reg = self.ffn_slot(max(ra, rb)), self.new(str(f))
-            if isinstance(f, ltl.And):  # ReLU(a + b - 1)
-                self.add_ffn(s, [_lin(-1, (a, 1), (b, 1))], [(reg, _lin(0, (0, 1)))])
-            else:  # a + b - ReLU(a + b - 1)
-                self.add_ffn(s, [_lin(0, (a, 1)), _lin(0, (b, 1)), _lin(-1, (a, 1), (b, 1))],
-                             [(reg, _lin(0, (0, 1), (1, 1), (2, -1)))])
-            out = (reg, s)
+            both = _combine(-1, (a, 1), (b, 1))
+            if isinstance(f, ltl.And):  # a & b = ReLU(a + b - 1)
+                self.add_ffn(s, [both], [(reg, _lin(0, (0, 1)))])
+            else:  # a | b = a + b - ReLU(a + b - 1)
+                self.add_ffn(s, [a, b, both], [(reg, _lin(0, (0, 1), (1, 1), (2, -1)))])
+            out = (_lin(0, (reg, 1)), s)
         elif isinstance(f, (ltl.Until, ltl.Since)):
             out = self.temporal(f)
         elif isinstance(f, ltl.Count):
@@ -150,36 +171,40 @@ class _Builder:
         self.done[f] = out
         return out
 
-    def temporal(self, f) -> tuple[int, int]:
+    def temporal(self, f) -> tuple[Linear, int]:
         (phi, rphi), (psi, rpsi) = self.build(f.left), self.build(f.right)
         fwd = isinstance(f, ltl.Until)
         e, g = (self.pe("e_fwd"), self.pe("f_fwd")) if fwd else (self.pe("e_bwd"), self.pe("f_bwd"))
-        c, one = self.pe("c_fwd" if fwd else "c_bwd"), self.pe("one")
+        c = self.pe("c_fwd" if fwd else "c_bwd")
         guard = self.pe("last" if fwd else "first")
         s1 = self.ffn_slot(max(rphi, rpsi))
         P, Pe, Pf = (self.new(f"{tag}[{f}]") for tag in ("P", "Pe", "Pf"))
         hidden = [
-            _lin(0, (psi, 1)), _lin(0, (phi, 1)), _lin(0, (psi, 1), (phi, -1)),
+            psi, phi, _combine(0, (psi, 1), (phi, -1)),
             # P e = ReLU(psi - 1 + e) + ReLU(-psi - phi + e): booleans first, e last
-            _lin(-1, (psi, 1), (e, 1)), _lin(0, (psi, -1), (phi, -1), (e, 1)),
-            _lin(-1, (psi, 1), (g, 1)), _lin(0, (psi, -1), (phi, -1), (g, 1)),
+            _combine(-1, (psi, 1), (e, 1)), _combine(0, (psi, -1), (phi, -1), (e, 1)),
+            _combine(-1, (psi, 1), (g, 1)), _combine(0, (psi, -1), (phi, -1), (g, 1)),
         ]
         outputs = [(P, _lin(1, (0, 1), (1, -1), (2, -1))),  # P = psi | !phi
                    (Pe, _lin(0, (3, 1), (4, 1))), (Pf, _lin(0, (5, 1), (6, 1)))]
         self.add_ffn(s1, hidden, outputs)
-        aP, apsi = self.new(f"attP[{f}]"), self.new(f"attpsi[{f}]")
+        aP = self.new(f"attP[{f}]")
+        copies = {r: self.new(f"att{r}[{f}]") for r in _registers(psi)}
         if fwd:  # s_ij = P_j eps^j (j/n - (i + 1/2)/n)
-            query, key = (_lin(0, (one, 1)), _lin(0, (c, -1))), (_lin(0, (Pf, 1)), _lin(0, (Pe, 1)))
+            query, key = (_lin(1), _lin(0, (c, -1))), (_lin(0, (Pf, 1)), _lin(0, (Pe, 1)))
         else:  # s_ij = P_j eps^(n-j) ((i - 1/2)/n - j/n)
-            query, key = (_lin(0, (c, 1)), _lin(0, (one, -1))), (_lin(0, (Pe, 1)), _lin(0, (Pf, 1)))
+            query, key = (_lin(0, (c, 1)), _lin(-1)), (_lin(0, (Pe, 1)), _lin(0, (Pf, 1)))
         kind = "average" if self.attention == "average" else "unique"
-        self.add_head(s1 + 1, AttentionHead(query, key, ((P, aP), (psi, apsi)), kind))
+        values = ((P, aP), *copies.items())
+        self.add_head(s1 + 1, AttentionHead(query, key, values, kind))
+        psi_at = Linear(psi.bias, tuple((copies[r], c) for r, c in psi.terms))  # psi_{j*}
         reg = self.new(str(f))
-        # result = attpsi & attP & !guard
-        self.add_ffn(s1 + 2, [_lin(-1, (aP, 1), (apsi, 1), (guard, -1))], [(reg, _lin(0, (0, 1)))])
-        return reg, s1 + 2
+        # result = psi_{j*} & P_{j*} & !guard_i
+        self.add_ffn(s1 + 2, [_combine(-1, (aP, 1), (psi_at, 1), (guard, -1))],
+                     [(reg, _lin(0, (0, 1)))])
+        return _lin(0, (reg, 1)), s1 + 2
 
-    def count(self, f: ltl.Count) -> tuple[int, int]:
+    def count(self, f: ltl.Count) -> tuple[Linear, int]:
         if self.attention != "average":
             raise ValueError(f"counting atom {f} needs average hard attention: use compile_ahat")
         if f.prefix and not self.causal:
@@ -188,28 +213,33 @@ class _Builder:
                              "attention cannot restrict itself to j <= i")
         built = [(c, *self.build(h)) for c, h in f.terms]
         a1 = self.attn_slot(max(r for _, _, r in built))
-        ratios = [self.new(f"r[{h}]") for _, h in f.terms]
+        regs = list(dict.fromkeys(r for _, aff, _ in built for r in _registers(aff)))
+        avg = {r: self.new(f"avg{r}[{f}]") for r in regs}
         zero = (_lin(0),)
-        self.add_head(a1, AttentionHead(zero, zero, tuple((reg, r) for (_, reg, _), r
-                                                            in zip(built, ratios)),
+        self.add_head(a1, AttentionHead(zero, zero, tuple(avg.items()),
                                         "causal_average" if f.prefix else "average"))
         inv = self.pe("inv_i" if f.prefix else "inv_n")
         n1 = self.pe("n_is_1")
-        # y = sum_k c_k r_k - (c_0 - 1/2) / n
-        y_terms = [(r, c) for (c, _, _), r in zip(built, ratios)] + [(inv, -(f.threshold - _HALF))]
-        big = sum(abs(c) for c, _, _ in built) + abs(f.threshold) + 2
+        # r_k = (averaged phi_k) = #phi_k / n;  y = sum_k c_k r_k - (c_0 - 1/2) / n
+        ratios = [(Linear(aff.bias, tuple((avg[r], cc) for r, cc in aff.terms)), c)
+                  for c, aff, _ in built]
+        y_aff = _combine(0, *ratios, (inv, -(f.threshold - _HALF)))
+        big = sum(abs(c) * (abs(aff.bias) + sum(abs(cc) for _, cc in aff.terms))
+                  for c, aff, _ in built) + abs(f.threshold) + 2  # > |y| + 1/2
         y, clamp = self.new(f"y[{f}]"), self.new(f"clamp[{f}]")
-        hidden = [_lin(0, *y_terms), _lin(0, *[(r, -c) for r, c in y_terms]),
+        hidden = [y_aff, _combine(0, (y_aff, -1)),
                   # clamp(y + 1/2, 0, 1) gated by [n = 1]: ReLU(y + 1/2 - B(1 - n1)) - ReLU(...)
-                  _lin(_HALF - big, (n1, big), *y_terms), _lin(-_HALF - big, (n1, big), *y_terms)]
-        self.add_ffn(a1 + 1, hidden, [(y, _lin(0, (0, 1), (1, -1))), (clamp, _lin(0, (2, 1), (3, -1)))])
+                  _combine(_HALF - big, (n1, big), (y_aff, 1)),
+                  _combine(-_HALF - big, (n1, big), (y_aff, 1))]
+        self.add_ffn(a1 + 1, hidden, [(y, _lin(0, (0, 1), (1, -1))),
+                                      (clamp, _lin(0, (2, 1), (3, -1)))])
         t = self.new(f"threshold[{f}]")
         self.add_head(a1 + 2, AttentionHead((_lin(0, (y, 1)),), (_lin(0, (self.pe("kappa"), 1)),),
                                             ((self.pe("first"), t),), "average"))
         reg = self.new(str(f))
         self.add_ffn(a1 + 3, [_lin(0, (t, 1), (n1, -1)), _lin(0, (clamp, 1))],
                      [(reg, _lin(0, (0, 1), (1, 1)))])
-        return reg, a1 + 3
+        return _lin(0, (reg, 1)), a1 + 3
 
     def layers(self) -> list[EncoderLayer]:
         if not self.slots:
@@ -254,9 +284,9 @@ def _compile(formula, alphabet, predicates, attention, causal_extension) -> Hard
             raise ValueError(f"formula uses predicate {g.name!r}, which is not defined; known: "
                              f"{sorted(table)}")
     b = _Builder(alphabet, table, attention, causal_extension)
-    reg, _ = b.build(formula)
+    out, _ = b.build(formula)
     return HardAttentionEncoder(alphabet=alphabet, registers=b.registers, positional=b.positional,
-                                layers=b.layers(), output=reg,
+                                layers=b.layers(), output=out,
                                 attention="average" if attention == "average" else "unique",
                                 formula=formula, register_of={g: r for g, (r, _) in b.done.items()})
 

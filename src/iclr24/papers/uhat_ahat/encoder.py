@@ -69,14 +69,15 @@ class HardAttentionEncoder:
     alphabet: the letters (register k holds [a_i = alphabet[k]]);
     registers: names of all registers (width = len(registers));
     positional: (register, feature(i, n) -> Fraction) pairs, the positional encoding;
-    layers: the layers, applied in order; output: register read at position 1.
+    layers: the layers, applied in order; output: the linear functional of position 1's final
+    vector that decides acceptance (> 1/2 accepts).
     """
 
     alphabet: tuple[str, ...]
     registers: list[str]
     positional: list[tuple[int, Callable[[int, int], Fraction]]]
     layers: list[EncoderLayer]
-    output: int
+    output: Linear
     attention: Literal["unique", "average"] = "unique"
     formula: object = None
     register_of: dict = field(default_factory=dict)
@@ -141,10 +142,14 @@ class HardAttentionEncoder:
     def accepts(self, word: str | Sequence[str], arithmetic: Literal["fraction", "float64"] = "float64",
                 attention: Literal["unique", "average"] | None = None,
                 softmax_temperature: float | None = None) -> bool:
-        """Accept iff the output register at position 1 exceeds 1/2 (it is exactly 0 or 1
+        """Accept iff the output functional at position 1 exceeds 1/2 (it is exactly 0 or 1
         under hard attention)."""
         x = self.run(word, arithmetic, attention, softmax_temperature)
-        return bool(x[0, self.output] > Fraction(1, 2))
+        return bool(self.read_output(x) > Fraction(1, 2))
+
+    def read_output(self, registers: np.ndarray):
+        """The output functional at position 1 (exactly 0 or 1 under hard attention)."""
+        return _apply(self.output, registers[:1], registers.dtype == object)[0]
 
     # internals
     def _check_word(self, word) -> list[str]:
