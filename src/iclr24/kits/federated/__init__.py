@@ -10,7 +10,8 @@ What is here
   ``AsyncSimulator`` (event queue on a virtual clock with per-client job-time laws), both
   deterministic in their seed.
 - :mod:`.local_training`: plain/FedProx local SGD on PyTorch modules, flat-vector helpers.
-- :mod:`.datasets`: bundled data (sklearn digits) split the way the specs describe.
+- :mod:`.datasets`: bundled data (sklearn digits) split the way the specs describe, with checked
+  labels and features.
 - :mod:`.flower` (optional ``[flower]`` extra, import it explicitly): the same strategy objects
   behind Flower's Message API: a strategy that ships and aggregates side state next to the model
   and an asynchronous server loop on Flower's low-level ``Grid`` messaging.
@@ -27,7 +28,7 @@ here are tiny: run with ``torch.set_num_threads(1)`` (the claims do), since extr
 threads only add contention on a small CPU.
 """
 
-from .datasets import TensorSplit, digits_split
+from .datasets import TensorSplit, check_labels, digits_split
 from .local_training import (
     TorchClient,
     accuracy,
@@ -36,7 +37,12 @@ from .local_training import (
     local_sgd,
     minibatch_indices,
 )
-from .partitioning import dirichlet_label_partition, iid_partition, partition_class_counts
+from .partitioning import (
+    check_partitions,
+    dirichlet_label_partition,
+    iid_partition,
+    partition_class_counts,
+)
 from .simulation import (
     AsyncSimulator,
     ConstantDelays,
@@ -83,6 +89,8 @@ __all__ = [
     "TensorSplit",
     "TorchClient",
     "accuracy",
+    "check_labels",
+    "check_partitions",
     "check_update",
     "derive_seed",
     "digits_split",

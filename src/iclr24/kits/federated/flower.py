@@ -20,16 +20,27 @@ kit imports flwr. Written against Flower's Message API (flwr 1.42: ``flwr.app``,
   push train messages to up to ``concurrency`` nodes, pull replies as they arrive, feed each to
   ``aggregator.on_arrival`` (clients keyed by node id), and push the current model to a freed
   node. Clients return their *locally trained model* under ``"arrays"`` (Flower's convention);
-  the loop forms ``delta = returned - sent`` against the model that node received.
+  the loop forms ``delta = returned - sent`` against the model that node received. Each job
+  carries its own data-order seed ``job-seed`` = derive_seed(seed, client, that client's job
+  count), the in-process ``AsyncSimulator``'s derivation, so a node dispatched twice at the same
+  server version draws fresh minibatches.
+- :func:`run_on_simulation_engine`: run a ServerApp and a ClientApp on Flower's simulation
+  engine (``flwr.simulation.run_simulation``, Ray backend) with N virtual nodes, one CPU each.
+- :func:`wait_for_nodes`: block until a number of nodes has registered with the grid (nodes of
+  a real Flower run connect after the ServerApp starts), with a timeout and a clear error.
 
-Tests drive these hooks with hand-built messages and an in-memory fake Grid; reproductions never
-launch Flower's simulation engine.
+Unit tests drive these hooks with hand-built messages and the in-memory ``LocalGrid``; the
+``serial`` tests run FedAvg, FedImpro and CA²FL on Flower's own simulation engine
+(``flwr.simulation.run_simulation``, Ray backend; the ``[flower]`` extra installs
+``flwr[simulation]``). Reproductions (claims) never launch the engine.
 """
 
 from __future__ import annotations
 
 import heapq
+import os
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -67,8 +78,12 @@ __all__ = [
     "LocalGrid",
     "SideStateFedAvg",
     "arrayrecord_to_tensors",
+    "client_index",
     "fit_reply",
+    "job_seed",
+    "run_on_simulation_engine",
     "tensors_to_arrayrecord",
+    "wait_for_nodes",
 ]
 
 
@@ -134,6 +149,61 @@ class FlatCodec:
         return torch.cat(parts)
 
 
+def run_on_simulation_engine(server_app: Any, client_app: Any, num_nodes: int, *,
+                             num_cpus: int | None = None, verbose: bool = False) -> None:
+    """Run ``server_app`` against ``num_nodes`` virtual SuperNodes running ``client_app`` on
+    Flower's simulation engine (Ray backend; needs ``flwr[simulation]``).
+
+    Each ClientApp instance gets one CPU; Ray starts with ``num_cpus`` (default: min(cores,
+    num_nodes)), so that many nodes train at once. The ServerApp runs in a thread of this
+    process (its closures can collect results); an exception in it is re-raised here.
+    ``flwr.simulation.run_simulation`` is what flwr 1.42 offers in-process (it warns that it is
+    deprecated in favour of the ``flwr run`` CLI, which needs an app project on disk; the
+    warning is silenced here).
+    """
+    if isinstance(num_nodes, bool) or not isinstance(num_nodes, int) or num_nodes < 1:
+        raise ValueError(f"num_nodes must be a positive int, got {num_nodes!r}")
+    cpus = int(num_cpus) if num_cpus is not None else min(os.cpu_count() or 1, num_nodes)
+    if cpus < 1:
+        raise ValueError(f"num_cpus must be >= 1, got {num_cpus!r}")
+    try:
+        from flwr.simulation import run_simulation
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ImportError("Flower's simulation engine needs flwr[simulation] (Ray): pip install "
+                          f"'iclr24[flower]'; import failed: {exc}") from exc
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"(?s).*run_simulation.*deprecated")
+        warnings.filterwarnings("ignore", message=r"(?s).*DEPRECATED FEATURE")
+        run_simulation(server_app, client_app, num_supernodes=num_nodes,
+                       backend_config={"client_resources": {"num_cpus": 1, "num_gpus": 0.0},
+                                       "init_args": {"num_cpus": cpus, "num_gpus": 0}},
+                       verbose_logging=verbose)
+
+
+def wait_for_nodes(grid: Grid, num_nodes: int, *, timeout: float = 120.0,
+                   poll_interval: float = 0.1) -> list[int]:
+    """Wait until ``num_nodes`` nodes are connected to ``grid``; return the first ``num_nodes``
+    node ids in sorted order (the participating nodes, deterministic for a given set).
+
+    Raises ValueError for a non-positive ``num_nodes`` and TimeoutError, saying how many nodes
+    did connect, when fewer than ``num_nodes`` have registered after ``timeout`` seconds.
+    """
+    if isinstance(num_nodes, bool) or not isinstance(num_nodes, int) or num_nodes < 1:
+        raise ValueError(f"num_nodes must be a positive int, got {num_nodes!r}")
+    if not timeout >= 0 or not poll_interval > 0:
+        raise ValueError(f"timeout must be >= 0 and poll_interval > 0, got {timeout!r}, "
+                         f"{poll_interval!r}")
+    deadline = time.monotonic() + timeout
+    while True:
+        nodes = sorted(int(n) for n in grid.get_node_ids())
+        if len(nodes) >= num_nodes:
+            return nodes[:num_nodes]
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"only {len(nodes)} of the {num_nodes} expected nodes connected "
+                               f"to the grid within {timeout} s (connected: {nodes})")
+        time.sleep(poll_interval)
+
+
 class SideStateFedAvg(_FlowerFedAvg):
     """Flower FedAvg + side state shipped with the model and aggregated from the replies.
 
@@ -187,8 +257,9 @@ class AsyncGridServer:
     grid: the ServerApp's Grid; aggregator: FedBuff / FedAsync / CA²FL (its ``num_clients``, if
     any, must equal the number of nodes); codec: model vector <-> ArrayRecord; concurrency: M_c;
     train_config: extra ConfigRecord entries for every train message (the loop adds
-    ``server-version``); node_ids: the participating nodes (default: all connected, sorted), node
-    k in that order is client k of the aggregator.
+    ``server-version``, ``node-job`` (the node's job count) and ``job-seed``); node_ids: the
+    participating nodes (default: all connected now, sorted; use :func:`wait_for_nodes` first in
+    a real Flower run), node k in that order is client k of the aggregator.
     """
 
     def __init__(self, grid: Grid, aggregator: AsyncAggregator, codec: FlatCodec, *,
@@ -220,13 +291,18 @@ class AsyncGridServer:
         self.timeout = timeout
         self.in_flight: dict[str, tuple[int, int, torch.Tensor]] = {}
         self.idle = set(nodes)
+        self.seed = int(seed)
+        self.jobs_done = {n: 0 for n in nodes}  # per-node job counter: seeds each job's data
         self.failures = 0
         self.staleness: list[int] = []
 
     def _dispatch(self, node: int) -> None:
         agg = self.aggregator
         base = agg.params.detach().clone()
-        config = ConfigRecord({**self.train_config, "server-version": int(agg.version)})
+        job = self.jobs_done[node]
+        config = ConfigRecord({**self.train_config, "server-version": int(agg.version),
+                               "node-job": job,
+                               "job-seed": derive_seed(self.seed, self.index[node], job)})
         content = RecordDict({"arrays": self.codec.encode(base), "config": config})
         try:  # inside a Flower runtime the task identity is set
             msg = Message(content, dst_node_id=node, message_type=MessageType.TRAIN,
@@ -237,6 +313,7 @@ class AsyncGridServer:
         if len(ids) != 1 or not ids[0]:
             raise RuntimeError(f"the grid did not accept the train message for node {node}")
         self.idle.discard(node)
+        self.jobs_done[node] = job + 1
         self.in_flight[ids[0]] = (node, int(agg.version), base)
 
     def _pick_idle(self) -> int:
@@ -306,14 +383,33 @@ class AsyncGridServer:
                 self._dispatch(self._pick_idle())
 
 
+def job_seed(seed: int, round_idx: int, client_index: int | None = None) -> int:
+    """A synchronous job's data-order seed: derive_seed(seed, client_index, round_idx) (the
+    in-process ``run_synchronous`` derivation) or derive_seed(seed, round_idx) without an index."""
+    if client_index is None:
+        return derive_seed(seed, round_idx)
+    return derive_seed(seed, int(client_index), round_idx)
+
+
+def client_index(context: Any) -> int:
+    """The client index of a ClientApp's node: ``node_config["partition-id"]`` (set by Flower's
+    simulation engine and by deployments that partition data), else the node id."""
+    cfg = getattr(context, "node_config", None) or {}
+    return int(cfg["partition-id"]) if "partition-id" in cfg else int(context.node_id)
+
+
 def fit_reply(client: FederatedClient, codec: FlatCodec, message: Message, *, seed: int = 0,
-              options: Mapping[str, Any] | None = None) -> Message:
+              client_index: int | None = None, options: Mapping[str, Any] | None = None
+              ) -> Message:
     """Run a kit client's ``fit`` on a Flower train message and build the reply.
 
     Reads the model from ``content["arrays"]`` and the round from the config's
     ``server-round`` (synchronous strategies) or ``server-version`` (AsyncGridServer); replies
     with the locally trained model under ``"arrays"`` and ``num-examples``/``train-loss`` in a
-    MetricRecord under ``"metrics"``. The job seed is derived from ``seed`` and the round.
+    MetricRecord under ``"metrics"``. The job's data-order seed is the config's ``job-seed``
+    when the server sends one (AsyncGridServer does), else :func:`job_seed` of ``seed``,
+    ``client_index`` and the round (with ``client_index`` = k it is ``run_synchronous``'s
+    seed for client k, so a Flower run reproduces the in-process one).
     """
     content = message.content
     if "arrays" not in content.array_records:
@@ -321,7 +417,9 @@ def fit_reply(client: FederatedClient, codec: FlatCodec, message: Message, *, se
     params = codec.decode(content["arrays"], who="train message")
     config = content.config_records.get("config", ConfigRecord())
     round_idx = int(config.get("server-round", config.get("server-version", 0)))
-    upd = client.fit(params, FitConfig(round_idx, derive_seed(seed, round_idx), dict(options or {})))
+    js = (int(config["job-seed"]) if "job-seed" in config
+          else job_seed(seed, round_idx, client_index))
+    upd = client.fit(params, FitConfig(round_idx, js, dict(options or {})))
     delta = check_update(upd.delta, params, name="client delta")
     metrics = MetricRecord({"num-examples": int(upd.num_examples),
                             **{f"train-{k}": float(v) for k, v in upd.metrics.items()}})

@@ -15,6 +15,7 @@ import torch
 from torch import nn
 from torch.nn.utils import parameters_to_vector
 
+from .datasets import check_labels
 from .simulation import FitConfig
 from .strategies import ClientUpdate
 
@@ -122,14 +123,23 @@ def local_sgd(model: nn.Module, params: torch.Tensor, x: torch.Tensor, y: torch.
 class TorchClient:
     """A client holding (x, y) that trains a shared scratch ``model`` by :func:`local_sgd`.
 
-    ``prox_mu`` in the job's options (FedProx) overrides the constructor's value.
+    ``prox_mu`` in the job's options (FedProx) overrides the constructor's value. With
+    ``num_classes`` the labels are checked to lie in [0, num_classes) (ValueError, instead of
+    an IndexError from the loss at the first job).
     """
 
     def __init__(self, model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, lr: float,
                  batch_size: int, epochs: int | None = None, steps: int | None = None,
-                 prox_mu: float = 0.0, loss_fn: LossFn = nn.functional.cross_entropy) -> None:
+                 prox_mu: float = 0.0, loss_fn: LossFn = nn.functional.cross_entropy,
+                 num_classes: int | None = None) -> None:
         if x.shape[0] == 0:
             raise ValueError("a client needs at least one sample")
+        if x.shape[0] != y.shape[0]:
+            raise ValueError(f"x has {x.shape[0]} rows but y has {y.shape[0]} targets")
+        if x.is_floating_point() and not torch.isfinite(x).all():
+            raise ValueError("x has NaN or inf features")
+        if num_classes is not None:
+            check_labels(y, num_classes)
         if (epochs is None) == (steps is None):
             raise ValueError("give exactly one of epochs or steps")
         self.model, self.x, self.y = model, x, y
@@ -149,7 +159,15 @@ class TorchClient:
 
 @torch.no_grad()
 def accuracy(model: nn.Module, params: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> float:
-    """Top-1 accuracy of ``model`` with parameters ``params`` (P,) on (x, y)."""
+    """Top-1 accuracy of ``model`` with parameters ``params`` (P,) on (x, y).
+
+    Non-finite features or a length mismatch raise ValueError (a NaN row would otherwise just
+    count as a wrong prediction)."""
+    if x.shape[0] != y.shape[0] or x.shape[0] == 0:
+        raise ValueError(f"x and y must hold the same positive number of rows, got {x.shape[0]} "
+                         f"and {y.shape[0]}")
+    if x.is_floating_point() and not torch.isfinite(x).all():
+        raise ValueError("x has NaN or inf features; accuracy would be meaningless")
     load_flat_params(model, params)
     model.eval()
     return float((model(x).argmax(-1) == y).float().mean())

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["dirichlet_label_partition", "iid_partition", "partition_class_counts"]
+__all__ = ["check_partitions", "dirichlet_label_partition", "iid_partition",
+           "partition_class_counts"]
 
 
 def _as_labels(labels: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -130,3 +131,39 @@ def partition_class_counts(labels: Sequence[int] | np.ndarray, partitions: Seque
         raise ValueError(f"num_classes ({c}) must exceed the largest label ({int(y.max())})")
     return np.stack([np.bincount(y[np.asarray(p, dtype=np.int64)], minlength=c)
                      for p in partitions]).astype(np.int64)
+
+
+def check_partitions(partitions: Sequence[np.ndarray | Sequence[int]], num_samples: int
+                     ) -> list[np.ndarray]:
+    """Validate client index arrays into a dataset of ``num_samples`` rows.
+
+    Each must be a non-empty 1-D array of integer indices in [0, num_samples), and no index
+    may appear twice (within a client or across clients: a sample held by two clients would be
+    counted twice by FedAvg's weights and the class statistics). Returns them as int64 arrays;
+    raises ValueError naming the first offending client.
+    """
+    if len(partitions) == 0:
+        raise ValueError("partitions must hold at least one client's indices")
+    out: list[np.ndarray] = []
+    seen = np.full(int(num_samples), -1, dtype=np.int64)
+    for k, part in enumerate(partitions):
+        arr = np.asarray(part)
+        if arr.ndim != 1 or arr.size == 0:
+            raise ValueError(f"partitions[{k}] must be a non-empty 1-D index array, got shape "
+                             f"{arr.shape}")
+        if not np.issubdtype(arr.dtype, np.integer):
+            raise TypeError(f"partitions[{k}] must hold integer indices, got dtype {arr.dtype}")
+        arr = arr.astype(np.int64)
+        if arr.min() < 0 or arr.max() >= num_samples:
+            raise ValueError(f"partitions[{k}] has indices outside [0, {num_samples})")
+        uniq, cnt = np.unique(arr, return_counts=True)
+        if np.any(cnt > 1):
+            raise ValueError(f"partitions[{k}] repeats sample index {int(uniq[cnt > 1][0])}")
+        clash = seen[uniq] >= 0
+        if clash.any():
+            i = int(uniq[clash][0])
+            raise ValueError(f"sample index {i} is held by clients {int(seen[i])} and {k}; "
+                             "partitions must be disjoint")
+        seen[uniq] = k
+        out.append(arr)
+    return out

@@ -196,6 +196,11 @@ class ExponentialDelays:
             raise ValueError("means must be a non-empty 1-D array of positive job-time means")
         self.means = m
 
+    @property
+    def num_clients(self) -> int:
+        """How many clients this law covers (one mean each)."""
+        return int(self.means.size)
+
     def sample(self, client_id: int, rng: np.random.Generator) -> float:
         return float(rng.exponential(self.means[client_id]))
 
@@ -205,9 +210,14 @@ class ConstantDelays:
 
     def __init__(self, times: float | Sequence[float] | np.ndarray = 0.0) -> None:
         t = np.asarray(times, dtype=np.float64)
-        if not np.all(np.isfinite(t)) or np.any(t < 0):
-            raise ValueError("times must be finite and >= 0")
+        if t.ndim > 1 or t.size == 0 or not np.all(np.isfinite(t)) or np.any(t < 0):
+            raise ValueError("times must be a scalar or a non-empty 1-D array, finite and >= 0")
         self.times = t
+
+    @property
+    def num_clients(self) -> int | None:
+        """How many clients this law covers (None for one scalar time shared by all)."""
+        return None if self.times.ndim == 0 else int(self.times.size)
 
     def sample(self, client_id: int, rng: np.random.Generator) -> float:
         return float(self.times if self.times.ndim == 0 else self.times[client_id])
@@ -252,6 +262,10 @@ class AsyncSimulator:
             raise ValueError(f"dispatch must be 'immediate' or 'after_update', got {dispatch!r}")
         if not callable(getattr(delays, "sample", None)):
             raise TypeError("delays must have a sample(client_id, rng) method")
+        covered = getattr(delays, "num_clients", None)
+        if covered is not None and covered != len(clients):
+            raise ValueError(f"delays covers {covered} clients (one job-time law each) but "
+                             f"there are {len(clients)} clients")
         for attr in ("on_arrival", "params", "version"):
             if not hasattr(aggregator, attr):
                 raise TypeError(f"aggregator has no {attr!r}; expected an AsyncAggregator")

@@ -127,7 +127,8 @@ def run_digits(method: Method, data: TensorSplit, alpha: float, *, seed: int = 0
     net = digits_mlp(data.x_train.shape[1], num_classes=data.num_classes, seed=seed)
     x0 = flatten_params(net)
     clients = [TorchClient(net, data.x_train[torch.as_tensor(p)], data.y_train[torch.as_tensor(p)],
-                           lr=lr, batch_size=batch_size, steps=local_steps) for p in parts]
+                           lr=lr, batch_size=batch_size, steps=local_steps,
+                           num_classes=data.num_classes) for p in parts]
     eval_net = digits_mlp(data.x_train.shape[1], num_classes=data.num_classes)
 
     def evaluate(x: torch.Tensor) -> dict[str, float]:

@@ -16,7 +16,14 @@ from typing import Any, Literal
 from torch import nn
 
 from iclr24.kits.federated import TorchClient, flatten_params
-from iclr24.kits.federated.flower import AsyncGridServer, FlatCodec, Message, fit_reply
+from iclr24.kits.federated.flower import (
+    AsyncGridServer,
+    FlatCodec,
+    Message,
+    client_index,
+    fit_reply,
+    wait_for_nodes,
+)
 
 from .server import CA2FL
 
@@ -27,33 +34,50 @@ def ca2fl_grid_server(grid: Any, model: nn.Module, *, buffer_size: int, concurre
                       server_lr: float = 1.0,
                       cache_dtype: Literal["float32", "float64", "int8"] | None = None,
                       seed: int = 0, train_config: dict[str, Any] | None = None,
+                      num_nodes: int | None = None, node_timeout: float = 120.0,
                       poll_interval: float = 0.05, timeout: float = 3600.0) -> AsyncGridServer:
     """An AsyncGridServer running CA²FL from ``model``'s current parameters on ``grid``.
 
-    One cache per connected node (N = number of nodes), buffer M = ``buffer_size``.
+    One cache per participating node, buffer M = ``buffer_size``. ``num_nodes``: wait (up to
+    ``node_timeout`` s, then TimeoutError) until that many nodes have connected and use the
+    first ``num_nodes`` in sorted order (N = num_nodes); None: the nodes connected now.
     """
-    nodes = sorted(int(n) for n in grid.get_node_ids())
+    if num_nodes is None:
+        nodes = sorted(int(n) for n in grid.get_node_ids())
+        if not nodes:
+            raise ValueError("no nodes are connected to the grid; pass num_nodes to wait for "
+                             "them (in a Flower run nodes register after the ServerApp starts)")
+    else:
+        nodes = wait_for_nodes(grid, num_nodes, timeout=node_timeout)
     agg = CA2FL(flatten_params(model), len(nodes), buffer_size, server_lr, cache_dtype)
     return AsyncGridServer(grid, agg, FlatCodec.from_module(model), concurrency=concurrency,
                            train_config=train_config, node_ids=nodes, seed=seed,
                            poll_interval=poll_interval, timeout=timeout)
 
 
-def ca2fl_server_app(model_fn: Callable[[], nn.Module], *, buffer_size: int, concurrency: int,
-                     max_server_updates: int, server_lr: float = 1.0,
+def ca2fl_server_app(model_fn: Callable[[], nn.Module], *, num_nodes: int, buffer_size: int,
+                     concurrency: int, max_server_updates: int, server_lr: float = 1.0,
+                     seed: int = 0, node_timeout: float = 120.0,
                      on_finish: Callable[[Any], None] | None = None):  # -> flwr ServerApp
     """A Flower ``ServerApp`` whose main loop runs CA²FL for ``max_server_updates`` updates.
 
-    ``on_finish(history)`` receives the kit History (final parameters in ``final_params``).
+    num_nodes: N, the clients CA²FL keeps caches for; the loop first waits for that many nodes
+    to register (TimeoutError after ``node_timeout`` s). ``on_finish(history)`` receives the kit
+    History (final parameters in ``final_params``).
     """
     from flwr.serverapp import ServerApp
 
+    if isinstance(num_nodes, bool) or not isinstance(num_nodes, int) or num_nodes < 1:
+        raise ValueError(f"num_nodes must be a positive int, got {num_nodes!r}")
+    if not 1 <= concurrency <= num_nodes:
+        raise ValueError(f"concurrency must be in [1, num_nodes={num_nodes}], got {concurrency}")
     app = ServerApp()
 
     @app.main()
     def main(grid: Any, context: Any) -> None:
         server = ca2fl_grid_server(grid, model_fn(), buffer_size=buffer_size,
-                                   concurrency=concurrency, server_lr=server_lr)
+                                   concurrency=concurrency, server_lr=server_lr, seed=seed,
+                                   num_nodes=num_nodes, node_timeout=node_timeout)
         hist = server.run(max_server_updates=max_server_updates)
         if on_finish is not None:
             on_finish(hist)
@@ -61,8 +85,13 @@ def ca2fl_server_app(model_fn: Callable[[], nn.Module], *, buffer_size: int, con
     return app
 
 
-def sgd_client_app(client_fn: Callable[[Any], TorchClient]):  # -> flwr ClientApp
-    """A Flower ``ClientApp`` doing plain local SGD (CA²FL's clients are unchanged)."""
+def sgd_client_app(client_fn: Callable[[Any], TorchClient], *, seed: int = 0
+                   ):  # -> flwr ClientApp
+    """A Flower ``ClientApp`` doing plain local SGD (CA²FL's clients are unchanged).
+
+    Under :class:`AsyncGridServer` each job's data order comes from the server's ``job-seed``;
+    otherwise from ``seed``, the node's client index (partition id) and the round.
+    """
     from flwr.clientapp import ClientApp
 
     app = ClientApp()
@@ -70,7 +99,7 @@ def sgd_client_app(client_fn: Callable[[Any], TorchClient]):  # -> flwr ClientAp
     @app.train()
     def train(msg: Message, context: Any) -> Message:
         client = client_fn(context)
-        return fit_reply(client, FlatCodec.from_module(client.model), msg,
-                         seed=int(context.node_id))
+        return fit_reply(client, FlatCodec.from_module(client.model), msg, seed=seed,
+                         client_index=client_index(context))
 
     return app

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from iclr24.kits.federated import FitConfig, check_update, derive_seed
+from iclr24.kits.federated import FitConfig, check_update
 from iclr24.kits.federated.flower import (
     ArrayRecord,
     ConfigRecord,
@@ -30,6 +30,8 @@ from iclr24.kits.federated.flower import (
     RecordDict,
     SideStateFedAvg,
     arrayrecord_to_tensors,
+    client_index,
+    job_seed,
     tensors_to_arrayrecord,
 )
 
@@ -87,8 +89,13 @@ class FedImproStrategy(SideStateFedAvg):
             self.bank = aggregate_class_gaussians(states, np.stack(counts))
 
 
-def fedimpro_train_reply(client: FedImproClient, message: Message, *, seed: int = 0) -> Message:
-    """Handle one Flower train message with a :class:`FedImproClient`; returns the reply."""
+def fedimpro_train_reply(client: FedImproClient, message: Message, *, seed: int = 0,
+                         client_index: int | None = None) -> Message:
+    """Handle one Flower train message with a :class:`FedImproClient`; returns the reply.
+
+    The job seed is the kit's ``job_seed(seed, round, client_index)``: with ``client_index`` = k
+    it equals the in-process ``simulate`` seed of client k, so a Flower run reproduces it.
+    """
     content = message.content
     codec = FlatCodec.from_module(client.net)
     if "arrays" not in content.array_records:
@@ -100,7 +107,8 @@ def fedimpro_train_reply(client: FedImproClient, message: Message, *, seed: int 
     bank = arrayrecord_to_tensors(content[BANK_KEY])
     config = content.config_records.get("config", ConfigRecord())
     round_idx = int(config.get("server-round", 0))
-    upd = client.fit(params, FitConfig(round_idx, derive_seed(seed, round_idx), {"bank": bank}))
+    upd = client.fit(params, FitConfig(round_idx, job_seed(seed, round_idx, client_index),
+                                       {"bank": bank}))
     delta = check_update(upd.delta, params, name="client delta")
     side = tensors_to_arrayrecord({**upd.extras["bank"],
                                    "class_counts": torch.as_tensor(upd.extras["class_counts"])})
@@ -110,10 +118,12 @@ def fedimpro_train_reply(client: FedImproClient, message: Message, *, seed: int 
                                "metrics": metrics}), reply_to=message)
 
 
-def fedimpro_client_app(client_fn: Callable[[Any], FedImproClient]):  # -> flwr ClientApp
+def fedimpro_client_app(client_fn: Callable[[Any], FedImproClient], *, seed: int = 0
+                        ):  # -> flwr ClientApp
     """A Flower ``ClientApp`` whose train handler runs FedImpro.
 
-    client_fn(context) builds the node's :class:`FedImproClient` (its data partition, model).
+    client_fn(context) builds the node's :class:`FedImproClient` (its data partition, model);
+    jobs are seeded from ``seed``, the node's client index (partition id) and the round.
     """
     from flwr.clientapp import ClientApp
 
@@ -121,6 +131,7 @@ def fedimpro_client_app(client_fn: Callable[[Any], FedImproClient]):  # -> flwr 
 
     @app.train()
     def train(msg: Message, context: Any) -> Message:
-        return fedimpro_train_reply(client_fn(context), msg, seed=int(context.node_id))
+        return fedimpro_train_reply(client_fn(context), msg, seed=seed,
+                                    client_index=client_index(context))
 
     return app

@@ -31,6 +31,7 @@ from torch.nn.functional import cross_entropy
 from iclr24.kits.federated import (
     ClientUpdate,
     FitConfig,
+    check_labels,
     fedavg_aggregate,
     flatten_params,
     load_flat_params,
@@ -157,6 +158,11 @@ class FedImproClient:
                  noise_std: float = 0.0) -> None:
         if x.shape[0] == 0:
             raise ValueError("a client needs at least one sample")
+        if x.shape[0] != y.shape[0]:
+            raise ValueError(f"x has {x.shape[0]} rows but y has {y.shape[0]} labels")
+        if not torch.isfinite(x).all():
+            raise ValueError("x has NaN or inf features")
+        check_labels(y, num_classes)  # a label >= num_classes would index past the bank
         self.net, self.x, self.y = net, x, y
         self.num_classes = num_classes
         self.dim = net.feature_dim(x)

@@ -22,6 +22,7 @@ from iclr24.kits.federated import (
     TensorSplit,
     TorchClient,
     accuracy,
+    check_partitions,
     flatten_params,
     run_synchronous,
 )
@@ -62,13 +63,13 @@ def simulate(algorithm: Algorithm, data: TensorSplit, partitions: Sequence[np.nd
              progress: Callable[[float, str], None] | None = None) -> History:
     """Run one algorithm; records carry ``round`` and ``accuracy`` (test, every round).
 
-    partitions: index arrays into ``data.x_train``. ``checkpoint_fn(round, params, bank)`` is
+    partitions: disjoint index arrays into ``data.x_train`` (a repeated or out-of-range index
+    raises ValueError). ``checkpoint_fn(round, params, bank)`` is
     called after every round (bank None for FedAvg/FedProx), e.g. for gradient diagnostics.
     """
     if algorithm not in ("fedavg", "fedprox", "fedimpro"):
         raise ValueError(f"algorithm must be 'fedavg', 'fedprox' or 'fedimpro', got {algorithm!r}")
-    if len(partitions) < 1:
-        raise ValueError("partitions must hold at least one client's indices")
+    partitions = check_partitions(partitions, data.x_train.shape[0])  # disjoint, in range
     net = digits_mlp(data.x_train.shape[1], config.hidden, data.num_classes, generator_seed=seed)
     x0 = flatten_params(net)
     t_w = config.weight_max_rounds or max(rounds, 1)
@@ -85,7 +86,7 @@ def simulate(algorithm: Algorithm, data: TensorSplit, partitions: Sequence[np.nd
                 nominal_count=nominal, ema=config.ema, noise_std=config.noise_std))
         else:
             clients.append(TorchClient(net, xs, ys, lr=config.lr, batch_size=config.batch_size,
-                                       epochs=config.epochs))
+                                       epochs=config.epochs, num_classes=data.num_classes))
     if algorithm == "fedimpro":
         server = FedImproServer(data.num_classes, config.hidden, config.sigma_max, seed=seed)
     elif algorithm == "fedprox":
