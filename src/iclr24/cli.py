@@ -273,23 +273,25 @@ def _key_metrics(rec) -> str:
 
 
 def _print_summary(records: list) -> None:
+    """One line per claim (fits 80 columns): paper.claim, verdict, the rule's numbers, time."""
     counts = _counts(records)
-    title = ("Results: " + " · ".join(f"{n} {v}" for v, n in counts.items())
-             + " (all metrics: iclr24 show SLUG, or the report)")
-    table = Table(title=title)
-    table.add_column("claim", overflow="fold", ratio=2)
-    table.add_column("verdict", no_wrap=True)
-    table.add_column("rule", overflow="fold", ratio=3)
-    table.add_column("measured", overflow="fold", ratio=4)
-    table.add_column("time", justify="right", no_wrap=True)
+    out.print("Results: " + " · ".join(f"[{VERDICT_STYLE[v]}]{n} {v}[/]"
+                                       for v, n in counts.items()), highlight=False)
+    width = max(40, min(out.width, 100))
     for rec in records:
+        name = f"{rec.paper}.{rec.claim}"
         measured = _key_metrics(rec)
         if rec.verdict == "error":
             measured = rec.error.strip().splitlines()[-1] if rec.error else ""
-        table.add_row(f"{rec.paper}.{rec.claim}",
-                      f"[{VERDICT_STYLE[rec.verdict]}]{rec.verdict}[/]", rec.rule, measured,
-                      f"{rec.duration_s:.1f}s")
-    out.print(table)
+        head = f"{name} {rec.verdict}"
+        tail = f" {rec.duration_s:.1f}s"
+        room = width - len(head) - len(tail) - 2
+        if len(measured) > room:
+            measured = measured[:max(0, room - 1)] + "…"
+        style = VERDICT_STYLE[rec.verdict]
+        out.print(f"{name} [{style}]{rec.verdict}[/] {measured}{tail}", highlight=False,
+                  markup=True, soft_wrap=True)
+    out.print("(all metrics: iclr24 show SLUG; the report: iclr24 report)", style="dim")
 
 
 SMOKE_CLAIM_WALL_S = 30.0
@@ -321,16 +323,56 @@ def _print_slowest(records: list) -> None:
 
 
 @app.command()
+def history(
+    target: Annotated[str, typer.Argument(help="SLUG or SLUG.CLAIM")],
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """A claim's key metric and verdict across every run in the store (oldest first)."""
+    from iclr24.report import history_rows
+
+    slug, _, claim_name = target.partition(".")
+    paper = _get_paper(slug)
+    if claim_name and claim_name not in paper.claim_names:
+        raise _usage_error(f"paper {slug!r} has no claim {claim_name!r}; its claims: "
+                           f"{', '.join(paper.claim_names) or '(none)'}")
+    result_store = _open_store(store, create=False)
+    records = result_store.records(paper=slug, claim=claim_name or None) if result_store else []
+    rows = history_rows(records)
+    if as_json:
+        typer.echo(json.dumps({"paper": slug, "claim": claim_name or None, "runs": rows},
+                              indent=2))
+        return
+    if not rows:
+        out.print(f"no runs of {target} in the store yet", highlight=False)
+        return
+    table = Table(title=f"History of {target} ({len(rows)} runs)")
+    for col in ("when", "commit", "claim", "scale", "seed", "verdict", "key metric", "time"):
+        table.add_column(col, overflow="fold")
+    previous: dict[tuple[str, str], str] = {}
+    for row in rows:
+        key = (str(row["claim"]), str(row["scale"]))
+        flip = key in previous and previous[key] != row["verdict"]
+        previous[key] = str(row["verdict"])
+        verdict = f"[{VERDICT_STYLE[str(row['verdict'])]}]{row['verdict']}[/]" + (" ↺" if flip else "")
+        table.add_row(str(row["started_at"])[:16].replace("T", " "), str(row["commit"]),
+                      str(row["claim"]), str(row["scale"]), str(row["seed"]), verdict,
+                      f"{row['metric']}={row['value']}" if row["metric"] else "",
+                      f"{row['duration_s']}s")
+    out.print(table)
+
+
+@app.command()
 def report(
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for report.md, report.html "
                                                         "and figures/.")] = Path("runs/report"),
     store: StoreOpt = None,
 ) -> None:
-    """Write a Markdown + HTML report of the latest results, with figures."""
+    """Write the report site (index.html, papers/, figures/) and report.md from the store."""
     from iclr24.report import write_report
 
     result_store = _open_store(store, create=False)
-    records = result_store.latest() if result_store is not None else []
+    records = result_store.records() if result_store is not None else []
     try:
         paths = write_report(records, out_dir)
     except OSError as exc:

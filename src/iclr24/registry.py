@@ -66,6 +66,7 @@ class Paper:
     summary: str = ""
     claim_names: tuple[str, ...] = field(default=())
     claim_resources: dict[str, dict] = field(default_factory=dict, compare=False, hash=False)
+    claim_docs: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def resources_for(self, claim: str, scale: str) -> dict[str, float]:
         """What one run of ``claim`` at ``scale`` asks for (read from the decorator's literal
@@ -130,12 +131,12 @@ class Paper:
         return sorted(found, key=lambda c: c.fn.__code__.co_firstlineno)
 
 
-def _claims_from_source(path: Path) -> tuple[tuple[str, ...], dict[str, dict]]:
-    """Names of the ``@claim``-decorated functions in a claims.py, and the literal
-    ``resources=`` each declares, by static reading."""
+def _claims_from_source(path: Path) -> tuple[tuple[str, ...], dict[str, dict], dict[str, str]]:
+    """Names of the ``@claim``-decorated functions in a claims.py, the literal ``resources=``
+    each declares, and each one's docstring, by static reading."""
     if not path.is_file():
-        return (), {}
-    names, resources = [], {}
+        return (), {}, {}
+    names, resources, docs = [], {}, {}
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if not isinstance(node, ast.FunctionDef):
             continue
@@ -149,12 +150,13 @@ def _claims_from_source(path: Path) -> tuple[tuple[str, ...], dict[str, dict]]:
             explicit = keywords.get("name")
             name = (str(explicit.value) if isinstance(explicit, ast.Constant) else node.name)
             names.append(name)
+            docs[name] = ast.get_docstring(node) or ""
             if "resources" in keywords:
                 try:
                     resources[name] = dict(ast.literal_eval(keywords["resources"]))
                 except (ValueError, TypeError):
                     resources[name] = {}  # not a literal: the scheduler assumes one CPU
-    return tuple(names), resources
+    return tuple(names), resources, docs
 
 
 @cache
@@ -169,7 +171,7 @@ def papers() -> list[Paper]:
     out = []
     for entry in _catalog_entries(CATALOG_PATH):
         slug = entry["slug"]
-        names, resources = _claims_from_source(PAPERS_DIR / slug / "claims.py")
+        names, resources, docs = _claims_from_source(PAPERS_DIR / slug / "claims.py")
         out.append(Paper(
             slug=slug,
             title=entry["title"],
@@ -183,6 +185,7 @@ def papers() -> list[Paper]:
             summary=entry.get("summary", ""),
             claim_names=names,
             claim_resources=resources,
+            claim_docs=docs,
         ))
     return out
 

@@ -231,4 +231,6 @@ def run_claims(claims: Sequence[tuple[Paper, str]], scale: Scale | str, seed: in
                 if not bar.tasks[row].finished:
                     bar.update(row, note="[yellow]interrupted")
             outcome.interrupted = True
+    order = {(t.paper, t.claim): t.index for t in tasks}  # report in plan order, not finish order
+    outcome.records.sort(key=lambda r: order.get((r.paper, r.claim), len(order)))
     return outcome

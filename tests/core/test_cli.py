@@ -171,13 +171,13 @@ def test_report_files(fake_registry, tmp_path):
     res = invoke("report", "--out", out, "--store", store)
     assert res.exit_code == 0, res.output
     md = (out / "report.md").read_text()
-    html = (out / "report.html").read_text()
+    html = (out / "papers" / "alpha.html").read_text()
     png = out / "figures" / "alpha__holds_claim__smoke.png"
     assert png.read_bytes().startswith(b"\x89PNG")
     assert "| ratio | 2 | 3 |" in md  # ours beside the paper's number
     assert "deliberate failure" in md and "per_size" in md
-    assert "figures/alpha__holds_claim__smoke.png" in html
-    assert "beta" in md  # planned papers appear in the summary
+    assert "../figures/alpha__holds_claim__smoke.png" in html
+    assert "beta" in md and (out / "papers" / "beta.html").is_file()  # planned papers too
 
 
 def test_report_without_store_and_unwritable_out(fake_registry, tmp_path):
@@ -216,7 +216,7 @@ def test_estimates_in_json_show_and_report(fake_registry, tmp_path):
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "| gain | 0.1 [" in md and "(n=5) | 0.01 |" in md
     assert "1 inconclusive" in md and "## Durations" in md
-    assert "class='inconclusive'" in (tmp_path / "rep" / "report.html").read_text()
+    assert 'class="badge inconclusive"' in (tmp_path / "rep" / "index.html").read_text()
 
 
 def test_run_names_the_slowest_claims_and_budget_breaches(fake_registry, tmp_path,
