@@ -67,3 +67,15 @@ def test_crops_digits_rotation():
         assert np.array_equal(np.rot90(im, -int(r)), orig)
     with pytest.raises(ValueError, match=r"\(N, S, S\)"):
         rotation_batch(np.zeros((2, 3, 4)), rng)
+
+
+def test_dead_leaves_exponent_task():
+    from iclr24.kits.image_sources import dead_leaves_exponents
+
+    x, y = dead_leaves_exponents(3, exponents=(2.0, 4.0), size=32, seed=0)
+    assert x.shape == (6, 32, 32) and y.tolist() == [0, 0, 0, 1, 1, 1]
+    # steeper power law -> smaller discs -> more edges between neighbouring pixels
+    edges = (x[:, 1:, :] != x[:, :-1, :]).mean(axis=(1, 2))
+    assert edges[3:].mean() > edges[:3].mean()
+    with pytest.raises(ValueError, match="n_per_class"):
+        dead_leaves_exponents(0)

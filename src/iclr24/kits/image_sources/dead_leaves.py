@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["dead_leaves", "power_law_radii"]
+__all__ = ["dead_leaves", "dead_leaves_exponents", "power_law_radii"]
 
 
 def power_law_radii(rng: np.random.Generator, n: int, alpha: float, r_min: float,
@@ -69,3 +69,24 @@ def dead_leaves(n: int, size: int = 64, *, alpha: float = 3.0, r_min: float = 1.
             img[first_pix] = g[disc[first]]
         out[i] = img.reshape(size, size)
     return out
+
+
+EXPONENTS = tuple(float(a) for a in np.linspace(2.0, 4.0, 8))  # the spec's 8 classes in [2, 4]
+
+
+def dead_leaves_exponents(n_per_class: int, exponents=EXPONENTS,
+                          size: int = 64, seed: int = 0, **kwargs) -> tuple[np.ndarray, np.ndarray]:
+    """A supervised dead-leaves task: which radius exponent alpha generated the image.
+
+    Returns images (n_per_class * len(exponents), size, size) and labels (index of alpha).
+    Unlike rotation prediction (dead leaves are statistically rotation invariant, so a rotated
+    image is indistinguishable from an unrotated one) this task forces scale-sensitive filters.
+    """
+    if isinstance(n_per_class, bool) or not isinstance(n_per_class, (int, np.integer)) or \
+            n_per_class < 1:
+        raise ValueError(f"n_per_class must be a positive int, got {n_per_class!r}")
+    rng = np.random.default_rng(seed)
+    imgs = [dead_leaves(int(n_per_class), size, alpha=float(a), seed=rng, **kwargs)
+            for a in exponents]
+    labels = np.repeat(np.arange(len(exponents)), n_per_class)
+    return np.concatenate(imgs), labels

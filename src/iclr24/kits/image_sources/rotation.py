@@ -7,8 +7,10 @@ import numpy as np
 __all__ = ["random_crops", "rotation_batch"]
 
 
-def random_crops(images: np.ndarray, n: int, size: int, rng: np.random.Generator) -> np.ndarray:
-    """``n`` random ``size`` x ``size`` crops of random images from ``images`` (N, H, W)."""
+def random_crops(images: np.ndarray, n: int, size: int, rng: np.random.Generator,
+                 return_index: bool = False):
+    """``n`` random ``size`` x ``size`` crops of random images from ``images`` (N, H, W); with
+    ``return_index`` also the index of the image each crop came from (to carry labels)."""
     imgs = np.asarray(images)
     if imgs.ndim != 3:
         raise ValueError(f"images must have shape (N, H, W), got {imgs.shape}")
@@ -17,7 +19,8 @@ def random_crops(images: np.ndarray, n: int, size: int, rng: np.random.Generator
     which = rng.integers(0, imgs.shape[0], n)
     ys = rng.integers(0, imgs.shape[1] - size + 1, n)
     xs = rng.integers(0, imgs.shape[2] - size + 1, n)
-    return np.stack([imgs[w, y:y + size, x:x + size] for w, y, x in zip(which, ys, xs)])
+    crops = np.stack([imgs[w, y:y + size, x:x + size] for w, y, x in zip(which, ys, xs)])
+    return (crops, which) if return_index else crops
 
 
 def rotation_batch(images: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
