@@ -66,3 +66,40 @@ def test_digits_accuracy_rule_rejects_fedbuff_passed_as_ca2fl():
     assert claim_obj.verdict(null, Scale.SMALL) == "fails"
     audit = {"diff_ca2fl_fedbuff_a0p1": Estimate(0.0022, 0.0022 - 0.0169, 0.0022 + 0.0169, 3)}
     assert claim_obj.verdict(audit, Scale.SMALL) == "inconclusive"
+
+
+def test_bias_removal_rule_rejects_fedbuff_passed_as_ca2fl():
+    """Negative control on real runs: FedBuff's errors stand for CA²FL's, so the paired
+    bootstrap ratio is exactly 1 and `< 0.8` fails at small (and `< 1` at smoke)."""
+    from iclr24.papers.ca2fl.async_runs import run_least_squares
+
+    errs = [float(run_least_squares("fedbuff", 3.0, seed=s, server_updates=15).column("error")[-1])
+            for s in range(3)]
+    claim_obj = ca2fl_claims.bias_removal
+    ratio = ca2fl_claims._ratio_of_means(errs, errs, 0)
+    assert ratio.low == ratio.high == 1.0
+    assert claim_obj.verdict({"ratio_ca2fl_fedbuff_z3": ratio}, Scale.SMALL) == "fails"
+    assert claim_obj.verdict({"ratio_ca2fl_fedbuff_z3": 1.0}, Scale.SMOKE) == "fails"
+
+
+def test_ca2fl_server_app_checks_its_nodes():
+    pytest.importorskip("flwr")
+    from iclr24.papers.ca2fl.flower_server import ca2fl_grid_server, ca2fl_server_app
+
+    with pytest.raises(ValueError, match="num_nodes"):
+        ca2fl_server_app(lambda: torch.nn.Linear(2, 1), num_nodes=0, buffer_size=1,
+                         concurrency=1, max_server_updates=1)
+    with pytest.raises(ValueError, match="concurrency"):
+        ca2fl_server_app(lambda: torch.nn.Linear(2, 1), num_nodes=2, buffer_size=1,
+                         concurrency=3, max_server_updates=1)
+
+    class Empty:  # a grid before any node registered
+        def get_node_ids(self):
+            return []
+
+    model = torch.nn.Linear(2, 1)
+    with pytest.raises(ValueError, match="no nodes are connected"):
+        ca2fl_grid_server(Empty(), model, buffer_size=1, concurrency=1)
+    with pytest.raises(TimeoutError, match="only 0 of the 2 expected nodes"):
+        ca2fl_grid_server(Empty(), model, buffer_size=1, concurrency=1, num_nodes=2,
+                          node_timeout=0.05)

@@ -18,7 +18,9 @@ How the code maps to the paper / official code
 - :mod:`.local_update`: the weight schedules (official "gradual2half" default), the split loss,
   ``fedimpro_local_train``, ``FedImproClient`` and ``FedImproServer`` for the kit's simulator.
 - :mod:`.diagnostics`: ``gradient_dissimilarity`` and per-client head gradients.
-- :mod:`.simulation`: ``simulate("fedavg" | "fedprox" | "fedimpro", ...)`` on the kit.
+- :mod:`.simulation`: ``simulate("fedavg" | "fedprox" | "fedimpro", ...)`` on the kit, and
+  ``train_centralised`` (the same MLP on the union of the clients' data, the reference that
+  chose the claims' federated task).
 - :mod:`.flower` (optional ``[flower]`` extra): ``FedImproStrategy`` and the client app.
 
 Differences from the paper (scaled down): ResNet-18 on CIFAR-10 with the cut after ``layer2`` is
@@ -51,7 +53,7 @@ from .local_update import (
     head_parameters,
     synthetic_weight,
 )
-from .simulation import FedImproConfig, simulate
+from .simulation import FedImproConfig, simulate, train_centralised
 from .split_network import SplitNet, digits_mlp, split_sequential
 
 __all__ = [
@@ -72,4 +74,5 @@ __all__ = [
     "simulate",
     "split_sequential",
     "synthetic_weight",
+    "train_centralised",
 ]

@@ -23,14 +23,16 @@ from iclr24.kits.federated import (
     TorchClient,
     accuracy,
     check_partitions,
+    derive_seed,
     flatten_params,
+    local_sgd,
     run_synchronous,
 )
 
 from .local_update import FedImproClient, FedImproServer, WeightSchedule
 from .split_network import digits_mlp
 
-__all__ = ["FedImproConfig", "simulate"]
+__all__ = ["FedImproConfig", "simulate", "train_centralised"]
 
 Algorithm = Literal["fedavg", "fedprox", "fedimpro"]
 
@@ -114,3 +116,18 @@ def simulate(algorithm: Algorithm, data: TensorSplit, partitions: Sequence[np.nd
     return run_synchronous(x0, clients, server, rounds, seed=seed,
                            clients_per_round=clients_per_round, eval_fn=evaluate,
                            progress=progress)
+
+
+def train_centralised(data: TensorSplit, epochs: int, *, seed: int = 0,
+                      config: FedImproConfig = FedImproConfig()) -> float:
+    """The centralised reference: the same MLP (the seed's initialisation) trained by plain SGD
+    (config's lr and batch size) for ``epochs`` shuffled passes over the whole training set, the
+    union of the clients' data; returns its test accuracy."""
+    if not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"epochs must be a positive int, got {epochs!r}")
+    net = digits_mlp(data.x_train.shape[1], config.hidden, data.num_classes, generator_seed=seed)
+    x0 = flatten_params(net)
+    gen = torch.Generator().manual_seed(derive_seed(seed, "centralised"))
+    delta, _ = local_sgd(net, x0, data.x_train, data.y_train, lr=config.lr,
+                         batch_size=config.batch_size, generator=gen, epochs=epochs)
+    return accuracy(net, x0 + delta, data.x_test, data.y_test)
