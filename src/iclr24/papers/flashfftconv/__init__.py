@@ -61,7 +61,9 @@ from .benchmark import (
     median_time,
     monarch_conv_flops,
     paired_median_times,
+    paired_times,
     rfft_conv_flops,
+    time_against_ffts,
 )
 from .convolution import (
     MAX_FFT_SIZE,
@@ -113,8 +115,10 @@ __all__ = [
     "monarch_permutation",
     "natural_to_monarch_order",
     "paired_median_times",
+    "paired_times",
     "rfft_conv_flops",
     "smooth_filter",
+    "time_against_ffts",
     "twiddle_factors",
     "white_noise_filter",
 ]

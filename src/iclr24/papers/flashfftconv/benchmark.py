@@ -1,9 +1,10 @@
 """Cost model and timing for the honest CPU benchmark (spec, reproduction 2).
 
 * :func:`monarch_conv_flops` counts the real floating-point operations our pipeline actually
-  performs per sequence (matmul MACs as 2 flops per real MAC, 8 per complex MAC; twiddles and the
-  frequency-domain product as 6 flops per complex multiply): order p costs ≈ ``p·8·M·M^{1/p}``
-  per transform of size M, halved stages where implicit padding or the real trick apply.
+  performs per sequence (8 flops per complex MAC; unfolded twiddles and the frequency-domain
+  product as 6 flops per complex multiply): order p costs ≈ ``2·p·8·N·N^{1/p}`` per complex
+  transform pair of size N, less where implicit padding applies, halved per sequence by the
+  real-input trick (two sequences per transform).
 * :func:`rfft_conv_flops` is the usual nominal count of an FFT convolution: ``2.5·N·log2 N`` per
   real FFT of size N (forward of u and inverse), plus ``6·(N/2+1)`` for the product; FFT(k) is
   precomputed for both methods.
@@ -32,44 +33,44 @@ __all__ = [
     "median_time",
     "monarch_conv_flops",
     "paired_median_times",
+    "paired_times",
     "rfft_conv_flops",
+    "time_against_ffts",
 ]
 
 
 def monarch_conv_flops(module: MonarchFFTConv, length: int | None = None) -> float:
     """Real flops per (batch, channel) sequence of one ``forward_spectrum`` call of ``module``.
 
-    ``length`` is the sequence length L (default seqlen/2); it matters only for
-    :class:`PartialFFTConv`, whose number of blocks is ceil(L / filter_len).
+    Complex MACs count 8 flops, elementwise complex products 6. Per complex transform of size N:
+    stage m costs ``(N/N_m)·out_m·in_m`` MACs each way (stage 1 reads N_1/2 inputs with implicit
+    padding and its inverse writes N_1/2 outputs; the last stage has |kept| rows), unfolded
+    twiddles N products each way, the spectrum product N' products. With the real-input trick
+    one transform carries two sequences, so the count per sequence is halved. ``length`` is the
+    sequence length L (default seqlen/2); it matters only for :class:`PartialFFTConv`, whose
+    number of blocks is ceil(L / filter_len).
     """
     fac = module.factors
-    m = module.transform_size
-    f0, flast = fac[0], fac[-1]
+    n = module.transform_size
     kept = module._n_kept
-    cols = f0 // 2 if module._in_half else f0
-    rest0 = m // f0
+    p = len(fac)
     flops = 0.0
-    # forward stage 0
+    for m, f in enumerate(fac):
+        cols = n // f
+        if m == 0:
+            fwd_in = f // 2 if module._in_half else f
+            flops += 8.0 * cols * (f * fwd_in + (f // 2) * f)      # forward + kept inverse half
+        else:
+            rows = kept if m == p - 1 else f
+            flops += 2 * 8.0 * cols * rows * f
+            if not module._folded[m]:
+                flops += 2 * 6.0 * n                              # twiddles, fwd + inv
+    flops += 6.0 * (n // fac[-1]) * kept                          # ⊙ FFT(k) on the kept rows
     if module.real_trick:
-        flops += 8.0 * f0 * cols * rest0                       # complex F0[:, cols] · z
-    else:
-        flops += 2.0 * (2 * f0) * cols * rest0                 # real [ReF; ImF] · x
-    for f in fac[1:-1]:
-        flops += 2 * 8.0 * m * f                               # middle stages, fwd + inv
-    flops += 2 * 8.0 * (m // flast) * flast * kept             # last fwd + first inv stage
-    flops += 2 * 6.0 * m * (len(fac) - 1)                      # twiddles, fwd + inv
-    if module.real_trick:
-        flops += 14.0 * (m // flast) * kept                    # P ⊙ Z + Q ⊙ conj(Z_m)
-    else:
-        flops += 6.0 * (m // flast) * kept                     # X ⊙ K on kept blocks
-    # inverse stage 0: half the rows (only one output half is kept)
-    if module.real_trick:
-        flops += 8.0 * (f0 // 2) * f0 * rest0
-    else:
-        flops += 2.0 * (f0 // 2) * (2 * f0) * rest0
+        flops /= 2                                                # two sequences per transform
     if isinstance(module, PartialFFTConv) and module.blockwise:
         length = module.seqlen // 2 if length is None else length
-        flops *= -(-length // module.filter_len)               # one block transform per segment
+        flops *= -(-length // module.filter_len)                  # one block transform per segment
     return flops
 
 
@@ -99,13 +100,11 @@ def median_time(fn: Callable[[], object], *, min_run_time: float = 0.2,
         torch.set_num_threads(previous)
 
 
-def paired_median_times(fns: Sequence[Callable[[], object]], *, rounds: int = 5,
-                        number: int = 1, num_threads: int | None = None,
-                        clock: str = "wall") -> list[float]:
-    """Median seconds per call of each of ``fns``, timed in ``rounds`` interleaved rounds of
-    ``number`` calls each, after one warm-up call each. ``clock`` is ``"wall"``
+def paired_times(fns: Sequence[Callable[[], object]], *, rounds: int = 5, number: int = 1,
+                 num_threads: int | None = None, clock: str = "wall") -> list[list[float]]:
+    """Seconds per call of each of ``fns`` in each of ``rounds`` interleaved rounds (A, B, A, B,
+    …) of ``number`` calls, after one warm-up call each: ``out[i][r]``. ``clock`` is ``"wall"``
     (``time.perf_counter``) or ``"thread"`` (``time.thread_time``, forces one thread)."""
-    import statistics
     import time
 
     if clock not in ("wall", "thread"):
@@ -130,38 +129,49 @@ def paired_median_times(fns: Sequence[Callable[[], object]], *, rounds: int = 5,
                 samples[i].append((now() - t0) / number)
     finally:
         torch.set_num_threads(previous)
+    return samples
+
+
+def paired_median_times(fns: Sequence[Callable[[], object]], *, rounds: int = 5,
+                        number: int = 1, num_threads: int | None = None,
+                        clock: str = "wall") -> list[float]:
+    """Median over the rounds of :func:`paired_times`, per function."""
+    import statistics
+
+    samples = paired_times(fns, rounds=rounds, number=number, num_threads=num_threads,
+                           clock=clock)
     return [statistics.median(s) for s in samples]
 
 
-def measure_best_orders(transform_sizes: Sequence[int], *, work: int = 2**20,
+def measure_best_orders(fft_sizes: Sequence[int], *, work: int = 2**20,
                         orders: Sequence[int] = (2, 3, 4), rounds: int = 5,
                         num_threads: int | None = None, clock: str = "wall",
                         seed: int = 0) -> list[dict]:
-    """Time the real-trick Monarch convolution for each transform size M (FFT size 2M) and order
-    at fixed work per call (B·H·L = ``work`` real elements, L = M). Returns rows
-    ``{"transform_size", "order", "ms"}``; :func:`.order_selection.best_order` uses the argmin.
-    Orders whose factors would exceed 2048 are skipped (slower than higher orders by far).
+    """Time the default (real-input trick) Monarch convolution for each FFT size N (sequence
+    length L = N/2) and order at fixed work per call (B·H·L = ``work`` real elements, B >= 2).
+    Returns rows ``{"fft_size", "order", "ms"}``; :func:`.order_selection.best_order` uses the
+    argmin. Orders whose factors would exceed 2048 are skipped (slower than higher orders by far).
     """
     gen = torch.Generator().manual_seed(seed)
     rows: list[dict] = []
     with torch.inference_mode():
-        for m in transform_sizes:
-            length = m
-            bh = max(1, work // length)
-            h = min(bh, 16)
+        for n in fft_sizes:
+            length = n // 2
+            bh = max(2, work // length)
+            h = max(1, min(bh // 2, 16))
             u = torch.randn(bh // h, h, length, generator=gen)
             k = torch.randn(h, length, generator=gen)
             candidates, fns = [], []
             for order in orders:
-                if order > min(4, int(math.log2(m))) or max(_factors(m, order)) > 2048:
+                if order > min(4, int(math.log2(n))) or max(_factors(n, order)) > 2048:
                     continue
-                mod = MonarchFFTConv(2 * m, order=order, real_trick=True)
+                mod = MonarchFFTConv(n, order=order)
                 spec = mod.filter_spectrum(k)
                 candidates.append(order)
                 fns.append(lambda mod=mod, spec=spec, u=u: mod.forward_spectrum(u, spec))
             times = paired_median_times(fns, rounds=rounds, num_threads=num_threads, clock=clock)
             for order, t in zip(candidates, times):
-                rows.append({"transform_size": m, "order": order, "ms": 1e3 * t})
+                rows.append({"fft_size": n, "order": order, "ms": 1e3 * t})
     return rows
 
 
@@ -169,3 +179,63 @@ def _factors(m: int, order: int) -> tuple[int, ...]:
     from .monarch_fft import monarch_factors
 
     return monarch_factors(m, order)
+
+
+def time_against_ffts(lengths: Sequence[int], *, work: int, rounds: int,
+                      make_method: Callable[[int], object] | None = None, seed: int = 0,
+                      progress: Callable[..., None] | None = None) -> list[dict]:
+    """Causal convolution at fixed work per call (B·H·L = ``work``, float32, B >= 2, FFT(k)
+    precomputed for all three): a method vs ``irfft(rfft(u) ⊙ K)`` (the strongest CPU baseline)
+    vs complex ``ifft(fft(u) ⊙ K)`` (the official benchmark's baseline), timed in ``rounds``
+    interleaved rounds of the calling thread's CPU time with one intra-op thread.
+
+    ``make_method(fft_size)`` returns an object with ``filter_spectrum(k)`` and
+    ``forward_spectrum(u, spec)`` (default: ``MonarchFFTConv(fft_size)``, its order picked by
+    ``order=None``). Rows per length: medians (ms), per-round time ratios ``ratio_rfft`` /
+    ``ratio_fft`` (lists, one per round), the output check against rfft and analytic flops.
+    """
+    make_method = make_method or (lambda n: MonarchFFTConv(n))
+    gen = torch.Generator().manual_seed(seed)
+    rows = []
+    with torch.inference_mode():
+        for i, length in enumerate(lengths):
+            n = 2 * length
+            bh = max(2, work // length)
+            h = max(1, min(bh // 2, 64))
+            u = torch.randn(bh // h, h, length, generator=gen)
+            k = torch.randn(h, length, generator=gen) * torch.exp(
+                -3.0 * torch.arange(length) / length)
+            kr, kc = torch.fft.rfft(k, n=n), torch.fft.fft(k, n=n)
+            method = make_method(n)
+            spec = method.filter_spectrum(k)
+
+            def run_rfft(u=u, kr=kr, n=n, length=length):
+                return torch.fft.irfft(torch.fft.rfft(u, n=n) * kr, n=n)[..., :length]
+
+            def run_fft(u=u, kc=kc, n=n, length=length):
+                return torch.fft.ifft(torch.fft.fft(u, n=n) * kc, n=n).real[..., :length]
+
+            def run_method(method=method, spec=spec, u=u):
+                return method.forward_spectrum(u, spec)
+
+            ref = run_rfft().double()
+            err = float((run_method().double() - ref).abs().max() / ref.abs().max())
+            t_m, t_r, t_f = paired_times([run_method, run_rfft, run_fft], rounds=rounds,
+                                         clock="thread")
+            med = lambda xs: sorted(xs)[len(xs) // 2] if len(xs) % 2 else 0.5 * (
+                sorted(xs)[len(xs) // 2 - 1] + sorted(xs)[len(xs) // 2])
+            row = {"L": length, "N": n, "BH": bh, "order": getattr(method, "order", None),
+                   "t_method_ms": 1e3 * med(t_m), "t_rfft_ms": 1e3 * med(t_r),
+                   "t_fft_ms": 1e3 * med(t_f),
+                   "ratio_rfft": [a / b for a, b in zip(t_m, t_r)],
+                   "ratio_fft": [a / b for a, b in zip(t_m, t_f)], "check_err": err}
+            row["time_ratio_vs_rfft"] = row["t_method_ms"] / row["t_rfft_ms"]
+            row["time_ratio_vs_fft"] = row["t_method_ms"] / row["t_fft_ms"]
+            if isinstance(method, MonarchFFTConv):
+                fl_m, fl_r = monarch_conv_flops(method), rfft_conv_flops(n)
+                row["flops_ratio"] = fl_m / fl_r
+                row["flop_rate_ratio"] = (fl_m / med(t_m)) / (fl_r / med(t_r))
+            rows.append(row)
+            if progress is not None:
+                progress((i + 1) / len(lengths), f"L={length}")
+    return rows

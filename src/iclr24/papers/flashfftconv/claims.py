@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
-from iclr24.claims import Measurement, Scale, claim, sizes
+from iclr24.claims import Estimate, Measurement, Scale, claim, sizes
 
-from .benchmark import monarch_conv_flops, paired_median_times, rfft_conv_flops
+from .benchmark import monarch_conv_flops, paired_median_times, time_against_ffts
 from .convolution import (
     FrequencySparseFFTConv,
     MonarchFFTConv,
@@ -16,10 +17,7 @@ from .convolution import (
     fft_conv_reference,
 )
 from .monarch_fft import monarch_factors, monarch_fft, monarch_ifft, monarch_order_to_natural
-from .order_selection import best_order
 from .synthetic_filters import decaying_noise_filter, smooth_filter, white_noise_filter
-
-_THREADS = 2  # the spec's protocol: torch.set_num_threads(2), restored afterwards
 
 # README H100 table (gated conv, B·H = 64×768): PyTorch / FlashFFTConv speed-up by FFT size N.
 _PAPER_GPU_SPEEDUP = {256: 5.64, 1024: 7.93, 4096: 6.64, 8192: 5.42, 16384: 2.45, 32768: 3.22,
@@ -77,7 +75,7 @@ def exact(scale: Scale, seed: int, progress=None) -> Measurement:
         row = {"N": n, "L": length, "rfft_f32_err": base}
         for dtype in (torch.float32, torch.float64):
             for real_trick in (True, False):
-                m = n // 2 if real_trick else n
+                m = n
                 for order in _valid_orders(m):
                     mod = MonarchFFTConv(n, order=order, real_trick=real_trick, dtype=dtype)
                     with torch.inference_mode():
@@ -138,127 +136,84 @@ def exact(scale: Scale, seed: int, progress=None) -> Measurement:
 
 
 # ------------------------------------------------------------------------------- cpu_throughput
+def _log_ratio_estimate(rows: list[dict], key: str) -> Estimate:
+    """Geometric mean over lengths of the method/baseline time ratio, with a t interval over
+    the timing rounds (round r's ratios at every length form one replicate)."""
+    per_round = np.log(np.array([r[key] for r in rows])).mean(axis=0)   # (rounds,)
+    e = Estimate.mean_of(per_round)
+    return Estimate(math.exp(e.value), math.exp(e.low), math.exp(e.high), e.n, e.confidence,
+                    "t over timing rounds, geometric mean over lengths")
+
+
 @claim(
-    rule="flop_rate_ratio_median >= 2",
+    rule="time_ratio_vs_rfft < 1",
     paper="Up to 7.93x faster than PyTorch FFT convolution on H100 (README: 5.64x at N=256, "
-          "7.93x at 1K, 6.64x at 4K, 5.42x at 8K, 2.45x at 16K, 3.22x at 32K, 1.74x at 1M); on a "
-          "GPU because matmuls run on tensor cores. On a CPU the spec expects no wall-clock win "
-          "but a several-fold higher achieved FLOP rate than the FFT (verdict: FLOP-rate ratio "
-          ">= 2; time ratio shown, not judged).",
+          "7.93x at 1K, 6.64x at 4K, 5.42x at 8K, 2.45x at 16K, 3.22x at 32K, 1.74x at 1M), "
+          "faster at every length of that table. CPU analogue judged here: the Monarch module "
+          "(its default order) takes less time than torch.fft.rfft convolution, geometric mean "
+          "over L = 256…1M, single-threaded CPU time, the whole 95% interval over timing rounds "
+          "below 1. The speed-up comes from tensor cores, which a CPU lacks.",
     paper_numbers={"speedup_max": 7.93},
 )
 def cpu_throughput(scale: Scale, seed: int, progress=None) -> Measurement:
-    """Causal convolution at fixed work per call (B·H·L = 2^20 smoke / 2^22 small, float32,
-    2 threads, inference mode, FFT(k) precomputed for both): Monarch (each order 2/3/4; best
-    measured reported) vs ``irfft(rfft(u) ⊙ K)``, timed in interleaved rounds (median).
-    FLOPs: our pipeline's exact count vs the nominal 2·2.5·N·log2 N + 6·(N/2+1) of the rfft conv.
-    """
-    progress = progress or (lambda *a, **k: None)
+    """Causal convolution at fixed work per call (B·H·L = 2^18 smoke / 2^21 small, float32,
+    FFT(k) precomputed for all): the Monarch module with ``order=None`` vs ``irfft(rfft(u) ⊙ K)``
+    and vs the official benchmark's complex ``ifft(fft(u) ⊙ K)``, timed in interleaved rounds of
+    thread CPU time with one intra-op thread (:func:`.benchmark.time_against_ffts`). The FLOP
+    rate is a diagnostic only: it rewards doing more work."""
     lengths = sizes(scale, smoke=[256, 4096], small=[2**e for e in range(8, 21)])
-    work = sizes(scale, smoke=2**20, small=2**22)
-    rounds = sizes(scale, smoke=1, small=5)
-    gen = torch.Generator().manual_seed(seed)
-    previous_threads = torch.get_num_threads()
-    rows = []
-    check_err = 0.0
-    try:
-        torch.set_num_threads(_THREADS)
-        threads = torch.get_num_threads()
-        for i, length in enumerate(lengths):
-            n = 2 * length
-            bh = max(1, work // length)
-            h = min(bh, 64)
-            b = bh // h
-            u = torch.randn(b, h, length, generator=gen)
-            k = decaying_noise_filter(h, length, gen).float()
-            with torch.inference_mode():
-                kf = torch.fft.rfft(k, n=n)
-                y_ref = torch.fft.irfft(torch.fft.rfft(u, n=n) * kf, n=n)[..., :length]
-
-                def run_rfft(u=u, kf=kf, n=n, length=length):
-                    return torch.fft.irfft(torch.fft.rfft(u, n=n) * kf, n=n)[..., :length]
-
-                # order 2 beyond transform size 2^16 is 5–15x slower than 3/4 (see
-                # order_selection) and would dominate the budget; it is not timed there.
-                orders = [p for p in _valid_orders(length) if not (p == 2 and length > 2**16)]
-                mods, fns = {}, [run_rfft]
-                for p in orders:
-                    mod = MonarchFFTConv(n, order=p, real_trick=True)
-                    spec = mod.filter_spectrum(k)
-                    check_err = max(check_err, _rel_err(mod.forward_spectrum(u, spec),
-                                                        y_ref.double()))
-                    mods[p] = mod
-                    fns.append(lambda mod=mod, spec=spec, u=u: mod.forward_spectrum(u, spec))
-                times = paired_median_times(fns, rounds=rounds, num_threads=_THREADS)
-            t_rfft = times[0]
-            t_by_order = dict(zip(orders, times[1:]))
-            best = min(t_by_order, key=t_by_order.get)
-            t_mon = t_by_order[best]
-            fl_rfft = rfft_conv_flops(n) * bh
-            fl_mon = monarch_conv_flops(mods[best]) * bh
-            auto = best_order(length)
-            rows.append({
-                "L": length, "N": n, "BH": bh, "best_order": best, "auto_order": auto,
-                "t_rfft_ms": 1e3 * t_rfft, "t_monarch_ms": 1e3 * t_mon,
-                "time_ratio": t_mon / t_rfft,
-                "gflops_rfft": fl_rfft / t_rfft / 1e9, "gflops_monarch": fl_mon / t_mon / 1e9,
-                "flop_rate_ratio": (fl_mon / t_mon) / (fl_rfft / t_rfft),
-                "flops_ratio": fl_mon / fl_rfft,
-                "t_auto_order_ms": 1e3 * t_by_order.get(auto, float("nan")),
-                **{f"t_order{p}_ms": 1e3 * t for p, t in t_by_order.items()},
-                "paper_gpu_speedup": _PAPER_GPU_SPEEDUP.get(n),
-            })
-            progress((i + 1) / len(lengths), f"L={length}")
-    finally:
-        torch.set_num_threads(previous_threads)
-    ratios = sorted(r["flop_rate_ratio"] for r in rows)
-    tr = sorted(r["time_ratio"] for r in rows)
+    work = sizes(scale, smoke=2**18, small=2**21)
+    rounds = sizes(scale, smoke=3, small=5)
+    rows = time_against_ffts(lengths, work=work, rounds=rounds, seed=seed, progress=progress)
+    vs_rfft = _log_ratio_estimate(rows, "ratio_rfft")
+    vs_fft = _log_ratio_estimate(rows, "ratio_fft")
+    tr = [r["time_ratio_vs_rfft"] for r in rows]
+    tf = [r["time_ratio_vs_fft"] for r in rows]
+    fr = sorted(r["flop_rate_ratio"] for r in rows)
+    table = [{key: (round(v, 4) if isinstance(v, float) else v) for key, v in r.items()
+              if key not in ("ratio_rfft", "ratio_fft")}
+             | {"paper_gpu_speedup": _PAPER_GPU_SPEEDUP.get(r["N"])} for r in rows]
     fig = _figure()
     ax = fig.add_subplot()
     ls = [r["L"] for r in rows]
-    ax.semilogx(ls, [r["time_ratio"] for r in rows], "o-", base=2,
-                label="time ratio t_monarch / t_rfft")
-    ax.semilogx(ls, [r["flop_rate_ratio"] for r in rows], "s-", base=2,
-                label="FLOP-rate ratio monarch / rfft")
-    ax.axhline(1.0, color="gray", lw=0.8, ls=":")
-    ax.axhline(2.0, color="tab:orange", lw=0.8, ls="--", label="verdict threshold (FLOP rate)")
+    ax.semilogx(ls, tr, "o-", base=2, label="t_monarch / t_rfft")
+    ax.semilogx(ls, tf, "s-", base=2, label="t_monarch / t_fft (complex, official baseline)")
+    ax.semilogx(ls, [r["flop_rate_ratio"] for r in rows], "x:", base=2,
+                label="FLOP-rate ratio (diagnostic)")
+    ax.axhline(1.0, color="gray", lw=0.8, ls="--", label="verdict: time ratio < 1")
     ax.set_xlabel("sequence length L (FFT size 2L)")
     ax.set_ylabel("ratio")
-    ax.set_title(f"Monarch FFT conv vs torch rfft conv, CPU, {threads} threads")
-    ax.legend()
-    med = lambda xs: xs[len(xs) // 2] if len(xs) % 2 else 0.5 * (xs[len(xs) // 2 - 1]
-                                                                  + xs[len(xs) // 2])
+    ax.set_title("Monarch FFT conv vs torch FFT convs, CPU, 1 thread (CPU time)")
+    ax.legend(fontsize=8)
     return Measurement(
         metrics={
-            "flop_rate_ratio_median": med(ratios),
-            "flop_rate_ratio_min": ratios[0],
-            "flop_rate_ratio_max": ratios[-1],
-            "time_ratio_median": med(tr),
-            "time_ratio_min": tr[0],
-            "time_ratio_max": tr[-1],
-            "speedup_max": 1.0 / tr[0],
-            "n_lengths_monarch_faster": sum(r["time_ratio"] < 1.0 for r in rows),
-            "auto_order_agreement": sum(r["best_order"] == r["auto_order"] for r in rows)
-            / len(rows),
-            "gflops_rfft_median": med(sorted(r["gflops_rfft"] for r in rows)),
-            "gflops_monarch_median": med(sorted(r["gflops_monarch"] for r in rows)),
-            "max_check_err": check_err,
-            "threads": threads,
+            "time_ratio_vs_rfft": vs_rfft,
+            "time_ratio_vs_fft": vs_fft,
+            "time_ratio_vs_rfft_min": min(tr),
+            "time_ratio_vs_rfft_max": max(tr),
+            "time_ratio_vs_fft_min": min(tf),
+            "n_lengths_faster_than_rfft": sum(t < 1.0 for t in tr),
+            "n_lengths_faster_than_fft": sum(t < 1.0 for t in tf),
+            "speedup_max": 1.0 / min(tr),
+            "flop_rate_ratio_median": fr[len(fr) // 2],
+            "max_check_err": max(r["check_err"] for r in rows),
+            "threads": 1,
             "work_per_call": work,
+            "rounds": rounds,
         },
         figure=fig,
-        tables={"throughput_by_length": rows},
-        notes=("CPU wall-clock, float32, medians over interleaved rounds (rfft and each order "
-               "alternate, so load drift on a shared machine hits both alike). The Monarch "
-               "column is the fastest order measured in this run; auto_order is what order=None "
-               "picks from the stored table. FLOP rates use our pipeline's exact flop count and "
-               "the nominal 2.5·N·log2 N for the real FFT. The paper's speed-ups are H100 "
-               "tensor-core results (FFT size N), shown beside, not judged. Peak memory is not "
-               "profiled here. "
-               f"In this run Monarch was faster than rfft at "
-               f"{sum(r['time_ratio'] < 1.0 for r in rows)} of {len(rows)} lengths; the measured "
-               f"fastest order matched the stored table at "
-               f"{sum(r['best_order'] == r['auto_order'] for r in rows)} of {len(rows)}."),
+        tables={"time_by_length": table},
+        notes=("Thread CPU time of the calling thread with torch.set_num_threads(1) (two "
+               "threads on this shared 2-core machine are pathological), medians of "
+               f"{rounds} interleaved rounds (method, rfft, fft alternate), float32, B >= 2 "
+               "(the real-input trick pairs two sequences of a channel per transform). "
+               "time_ratio_vs_* = geometric mean over lengths with a t interval over rounds. "
+               f"Monarch was faster than rfft at {sum(t < 1.0 for t in tr)} of {len(rows)} "
+               f"lengths and faster than the complex fft at {sum(t < 1.0 for t in tf)}. The "
+               "paper's speed-ups are H100 tensor-core results (by FFT size N), shown beside, "
+               "not judged. FLOP rates (our exact count vs the nominal 2.5·N·log2 N of the real "
+               "FFT) are a diagnostic: a method doing more flops in the same time scores higher, "
+               "so they cannot decide a speed claim."),
     )
 
 
@@ -297,11 +252,10 @@ def sparse_tradeoff(scale: Scale, seed: int, progress=None) -> Measurement:
                 err_rows.append({"variant": "partial", "filter": name, "kept_fraction": 1 / div,
                                  "rel_l2_err": _rel_l2(mod(u, k), dense)})
             for keep in (0.75, 0.5, 0.25, 0.125):
-                for variant, rt in (("freq_sparse", True), ("freq_sparse_lowpass", False)):
-                    mod = FrequencySparseFFTConv(n, keep, real_trick=rt, dtype=torch.float64)
-                    err_rows.append({"variant": variant, "filter": name,
-                                     "kept_fraction": mod.kept_fraction,
-                                     "rel_l2_err": _rel_l2(mod(u, k), dense)})
+                mod = FrequencySparseFFTConv(n, keep, dtype=torch.float64)   # low-pass
+                err_rows.append({"variant": "freq_sparse", "filter": name,
+                                 "kept_fraction": mod.kept_fraction,
+                                 "rel_l2_err": _rel_l2(mod(u, k), dense)})
     progress(0.3, "errors")
 
     def err(variant, name, frac):
@@ -309,49 +263,39 @@ def sparse_tradeoff(scale: Scale, seed: int, progress=None) -> Measurement:
                     and r["filter"] == name and abs(r["kept_fraction"] - frac) < 1e-9)
 
     time_rows = []
-    previous_threads = torch.get_num_threads()
-    try:
-        torch.set_num_threads(_THREADS)
-        for i, length in enumerate(time_lengths):
-            nn_ = 2 * length
-            bh = max(1, work // length)
-            hh = min(bh, 16)
-            ut = torch.randn(bh // hh, hh, length, generator=gen)
-            kt = smooth_filter(hh, length, gen).float()
-            mods = {
-                "dense_default": MonarchFFTConv(nn_),
-                "freq_sparse_50": FrequencySparseFFTConv(nn_, 0.5),
-                "freq_sparse_25": FrequencySparseFFTConv(nn_, 0.25),
-                "dense_complex": FrequencySparseFFTConv(nn_, 1.0, real_trick=False),
-                "lowpass_50": FrequencySparseFFTConv(nn_, 0.5, real_trick=False),
-                "partial_N8": PartialFFTConv(nn_, nn_ // 8),
-            }
-            with torch.inference_mode():
-                specs = {key: m.filter_spectrum(kt) for key, m in mods.items()}
-                fns = [lambda m=m, s=specs[key], ut=ut: m.forward_spectrum(ut, s)
-                       for key, m in mods.items()]
-                times = dict(zip(mods, paired_median_times(fns, rounds=rounds,
-                                                           num_threads=_THREADS)))
-            flops = {key: monarch_conv_flops(m, length) for key, m in mods.items()}
-            time_rows.append({
-                "L": length, "BH": bh, "order": mods["dense_default"].order,
-                "factors": str(mods["dense_default"].factors),
-                **{f"t_{key}_ms": 1e3 * t for key, t in times.items()},
-                "time_ratio_keep50": times["freq_sparse_50"] / times["dense_default"],
-                "time_ratio_keep25": times["freq_sparse_25"] / times["dense_default"],
-                "flops_ratio_keep50": flops["freq_sparse_50"] / flops["dense_default"],
-                "flops_ratio_keep25": flops["freq_sparse_25"] / flops["dense_default"],
-                "time_ratio_lowpass50": times["lowpass_50"] / times["dense_complex"],
-                "flops_ratio_lowpass50": flops["lowpass_50"] / flops["dense_complex"],
-                "time_ratio_partial": times["partial_N8"] / times["dense_default"],
-                "flops_ratio_partial": flops["partial_N8"] / flops["dense_default"],
-            })
-            progress(0.3 + 0.7 * (i + 1) / len(time_lengths), f"timing L={length}")
-    finally:
-        torch.set_num_threads(previous_threads)
+    for i, length in enumerate(time_lengths):
+        nn_ = 2 * length
+        bh = max(2, work // length)
+        hh = min(bh // 2, 16)
+        ut = torch.randn(bh // hh, hh, length, generator=gen)
+        kt = smooth_filter(hh, length, gen).float()
+        mods = {
+            "dense_default": MonarchFFTConv(nn_),
+            "freq_sparse_50": FrequencySparseFFTConv(nn_, 0.5),
+            "freq_sparse_25": FrequencySparseFFTConv(nn_, 0.25),
+            "partial_N8": PartialFFTConv(nn_, nn_ // 8),
+        }
+        with torch.inference_mode():
+            specs = {key: m.filter_spectrum(kt) for key, m in mods.items()}
+            fns = [lambda m=m, s=specs[key], ut=ut: m.forward_spectrum(ut, s)
+                   for key, m in mods.items()]
+            times = dict(zip(mods, paired_median_times(fns, rounds=rounds, clock="thread")))
+        flops = {key: monarch_conv_flops(m, length) for key, m in mods.items()}
+        time_rows.append({
+            "L": length, "BH": bh, "order": mods["dense_default"].order,
+            "factors": str(mods["dense_default"].factors),
+            **{f"t_{key}_ms": 1e3 * t for key, t in times.items()},
+            "time_ratio_keep50": times["freq_sparse_50"] / times["dense_default"],
+            "time_ratio_keep25": times["freq_sparse_25"] / times["dense_default"],
+            "flops_ratio_keep50": flops["freq_sparse_50"] / flops["dense_default"],
+            "flops_ratio_keep25": flops["freq_sparse_25"] / flops["dense_default"],
+            "time_ratio_partial": times["partial_N8"] / times["dense_default"],
+            "flops_ratio_partial": flops["partial_N8"] / flops["dense_default"],
+        })
+        progress(0.3 + 0.7 * (i + 1) / len(time_lengths), f"timing L={length}")
     fig = _figure()
     ax = fig.add_subplot()
-    styles = {"partial": "o", "freq_sparse": "s", "freq_sparse_lowpass": "^"}
+    styles = {"partial": "o", "freq_sparse": "s"}
     for variant, marker in styles.items():
         for name, ls in (("smooth", "-"), ("white", "--")):
             pts = sorted((r["kept_fraction"], r["rel_l2_err"]) for r in err_rows
@@ -368,37 +312,32 @@ def sparse_tradeoff(scale: Scale, seed: int, progress=None) -> Measurement:
             "freq_sparse_time_ratio_keep50": max(r["time_ratio_keep50"] for r in time_rows),
             "freq_sparse_time_ratio_keep25": max(r["time_ratio_keep25"] for r in time_rows),
             "freq_sparse_flops_ratio_keep50": max(r["flops_ratio_keep50"] for r in time_rows),
-            "lowpass_time_ratio_keep50": max(r["time_ratio_lowpass50"] for r in time_rows),
             "partial_time_ratio": max(r["time_ratio_partial"] for r in time_rows),
             "partial_flops_ratio": max(r["flops_ratio_partial"] for r in time_rows),
             "freq_sparse_err_smooth_keep50": err("freq_sparse", "smooth", 0.5),
             "freq_sparse_err_white_keep50": err("freq_sparse", "white", 0.5),
             "freq_sparse_err_smooth_keep25": err("freq_sparse", "smooth", 0.25),
             "freq_sparse_err_white_keep25": err("freq_sparse", "white", 0.25),
-            "lowpass_err_smooth_keep50": err("freq_sparse_lowpass", "smooth", 0.5),
-            "lowpass_err_white_keep50": err("freq_sparse_lowpass", "white", 0.5),
             "partial_err_smooth": err("partial", "smooth", 0.25),
             "partial_err_white": err("partial", "white", 0.25),
-            "threads": _THREADS,
+            "threads": 1,
         },
         figure=fig,
         tables={"error_vs_kept_fraction": err_rows, "timing": time_rows},
         notes=("Errors: relative L2 vs the exact dense convolution (float64), partial at "
-               "N′ = L/4 = N/8 taps; frequency-sparse (default, real-trick pipeline) keeps "
-               "whole Monarch blocks, i.e. the lowest and highest frequencies (a band-stop of "
-               "the middle, forced by the real trick's pairing of bins κ and N/2 − κ); "
-               "freq_sparse_lowpass is the complex pipeline's low-pass (the official example). "
+               "N′ = L/4 = N/8 taps; frequency-sparse keeps whole Monarch blocks of the low "
+               "|frequencies| (the official sparse_conv.py low-pass; one unpaired bin is zeroed "
+               "so the mask is Hermitian). "
                "Times: worst (max) ratio over the timed lengths, medians of interleaved rounds "
-               "on a CPU with 2 threads; frequency-sparse is compared with the dense module of "
-               "the same pipeline and order (only the skipped blocks differ), low-pass with the "
-               "dense complex pipeline, at lengths whose auto order is 2, where the last forward "
-               "and first inverse stages (the ones that shrink) carry half the matmul work; "
-               "partial (overlap-save with FFT size N/4) vs the default dense module. Smooth "
-               "filters: "
+               "of thread CPU time with one intra-op thread; frequency-sparse is compared with "
+               "the dense module of the same order (only the skipped blocks differ), at lengths "
+               "whose auto order is 2, where the last forward and first inverse stages (the ones "
+               "that shrink) carry half the matmul work; partial (overlap-save with FFT size "
+               "N/4) vs the default dense module. Smooth filters: "
                "Hyena-style sinusoids (<= 16 cycles over L) under Hyena's default exponential "
                "decay (1% at 30%..150% of L); white: i.i.d. taps. Partial truncation error is "
                "dominated by the slowly decaying channels (1% only at 1.5 L), whose taps beyond "
-               "L/4 carry much of their energy. Memory-bound passes (twiddles, re/im packing, "
-               "padding, the overlap-save copy) do not shrink with the skipped blocks, so time "
+               "L/4 carry much of their energy. Memory-bound passes (packing, padding, the "
+               "overlap-save copy) do not shrink with the skipped blocks, so time "
                "ratios stay above the FLOP ratios shown beside them."),
     )

@@ -41,14 +41,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .monarch_fft import (
-    complex_dtype_for,
-    dft_matrix,
-    monarch_factors,
-    monarch_fft,
-    monarch_permutation,
-    twiddle_factors,
-)
+from .monarch_fft import complex_dtype_for, monarch_factors
+from .monarch_stages import MonarchStage, build_stages, layout_frequencies, stages_forward, \
+    stages_inverse
 from .order_selection import best_order
 
 __all__ = [
@@ -135,76 +130,45 @@ class MonarchFFTConv(nn.Module):
         self.block = block                      # FFT size actually transformed
         self.dtype = dtype
         self.real_trick = real_trick
-        self.transform_size = block // 2 if real_trick else block
+        self.transform_size = block             # one complex transform of the full block
         if order is None:
-            order = best_order(self.transform_size)
-        max_order = min(4, int(math.log2(self.transform_size)))  # every factor >= 2
+            order = best_order(block)
+        max_order = min(4, int(math.log2(block)))  # every factor >= 2
         if isinstance(order, bool) or not isinstance(order, int) or not 2 <= order <= max_order:
             raise ValueError(f"order must be 2, 3 or 4 (and <= log2 of the transform size "
-                             f"{self.transform_size}, i.e. <= {max_order}); got {order!r}")
+                             f"{block}, i.e. <= {max_order}); got {order!r}")
         self.order = order
-        self.factors = monarch_factors(self.transform_size, order)
+        self.factors = monarch_factors(block, order)
         self._in_half = in_half
         self._out_second = out_second
-        cd = complex_dtype_for(dtype)
-        fac = self.factors
-        p = len(fac)
-        f0, flast = fac[0], fac[-1]
-        h0 = f0 // 2
+        flast = self.factors[-1]
+        kept = list(range(flast)) if keep_top is None else sorted(keep_top)
+        self._n_kept = len(kept)
         reg = functools.partial(self.register_buffer, persistent=False)
-        for i, f in enumerate(fac):
-            rest = math.prod(fac[i + 1:])
-            if 0 < i < p - 1:
-                reg(f"fwd_mat_{i}", dft_matrix(f, cd))
-                reg(f"inv_mat_{i}", dft_matrix(f, cd, inverse=True))
-            if i < p - 1:
-                reg(f"fwd_tw_{i}", twiddle_factors(f, rest, cd))
-                reg(f"inv_tw_{i}", twiddle_factors(f, rest, cd, inverse=True))
-        # first forward stage: implicit padding keeps only the first N_1/2 input digits
-        F0 = dft_matrix(f0, cd)
-        cols = slice(0, h0) if in_half else slice(0, f0)
-        rows = slice(h0, f0) if out_second else slice(0, h0)
-        G0 = dft_matrix(f0, cd, inverse=True)
-        if real_trick:
-            reg("fwd_mat_0", F0[:, cols].contiguous())
-            reg("inv_mat_0", G0[rows, :].contiguous())
-        else:
-            # real input: [Re F; Im F] · x is one real matmul;  Re(conj(F)·C) = [Re F, Im F]·[Re C; Im C]
-            reg("fwd_mat_0", torch.cat([F0.real[:, cols], F0.imag[:, cols]], 0).contiguous())
-            reg("inv_mat_0", torch.cat([F0.real[rows, :], F0.imag[rows, :]], 1).contiguous())
-        # last forward / first inverse stage (right-multiplies); frequency sparsity drops blocks
-        Fl = dft_matrix(flast, cd)
-        Gl = dft_matrix(flast, cd, inverse=True)
-        if keep_top is None:
-            kept = torch.arange(flast)
-        else:
-            kept = torch.tensor(sorted(keep_top), dtype=torch.int64)
-        self._n_kept = int(kept.numel())
-        reg("kept_top", kept)
-        reg("fwd_mat_last", Fl[kept, :].T.contiguous())     # X[.., s] = Σ_n x[n] F[s, n], s ∈ S
-        reg("inv_mat_last", Gl[:, kept].T.contiguous())     # x[n] = Σ_{s∈S} X[s] conj(F)[n, s]
-        if real_trick:
-            m = self.transform_size
-            perm = monarch_permutation(fac)                 # natural index at each position
-            pos_of = torch.empty_like(perm)
-            pos_of[perm] = torch.arange(m)
-            mirror = pos_of[(m - perm) % m]                 # position of (M − κ) mod M
-            in_s = torch.zeros(flast, dtype=torch.bool)
-            in_s[kept] = True
-            top_kept = in_s[torch.arange(m) % flast]        # last digit of a position = top digit
-            kept_pos = top_kept.nonzero().flatten()         # positions computed, in layout order
-            compressed = torch.full((m,), -1, dtype=torch.int64)
-            compressed[kept_pos] = torch.arange(kept_pos.numel())
-            mirror_c = compressed[mirror[kept_pos]]
-            # a kept position whose mirror block is skipped has P = Q = 0 (see filter_spectrum);
-            # point it at itself so the gather stays in range
-            mirror_c = torch.where(mirror_c < 0, torch.arange(kept_pos.numel()), mirror_c)
-            # both κ and its mirror computed: the rfft bins this layout can keep
-            pair_kept = top_kept & top_kept[mirror]
-            reg("mirror", mirror_c.contiguous())
-            reg("w_half", _unit_root_vector(perm, block, cd))     # W = ω_N^κ per position
-            reg("kept_positions", kept_pos)
-            reg("pair_kept", pair_kept)
+        reg("kept_top", torch.tensor(kept, dtype=torch.int64))
+        stages = build_stages(self.factors, complex_dtype_for(dtype), in_half=in_half,
+                              out_second=out_second, kept=kept)
+        self._folded = []
+        for m, st in enumerate(stages):
+            reg(f"fwd_mat_{m}", st.fwd)
+            reg(f"inv_mat_{m}", st.inv)
+            if st.fwd_tw is not None:
+                reg(f"fwd_tw_{m}", st.fwd_tw)
+                reg(f"inv_tw_{m}", st.inv_tw)
+            self._folded.append(st.fwd_tw is None)
+        reg("layout_freq", layout_frequencies(self.factors, kept))
+        self._spec_mask: torch.Tensor | None = None
+
+    def _stages(self) -> list[MonarchStage]:
+        """The stage matrices as buffers on the module's current device."""
+        out = []
+        for m, f in enumerate(self.factors):
+            prefix = math.prod(self.factors[:m]) if m else 1
+            tw = (None, None) if self._folded[m] else (getattr(self, f"fwd_tw_{m}"),
+                                                         getattr(self, f"inv_tw_{m}"))
+            out.append(MonarchStage(prefix, f, getattr(self, f"fwd_mat_{m}"),
+                                    getattr(self, f"inv_mat_{m}"), *tw))
+        return out
 
     # ------------------------------------------------------------------ validation helpers
     def _prepare(self, u: torch.Tensor, k: torch.Tensor, pregate, postgate, in_gate, out_gate,
@@ -245,76 +209,48 @@ class MonarchFFTConv(nn.Module):
         return u, k, pregate, postgate
 
     # ------------------------------------------------------------------ the pipeline
-    def _forward_transform(self, x: torch.Tensor) -> torch.Tensor:
-        """x: (R, n) real with n <= block/2 when in_half else n == block -> (R, M') complex in
-        Monarch order (M' = M·|S|/N_p)."""
-        fac = self.factors
-        f0 = fac[0]
-        cols = f0 // 2 if self._in_half else f0
+    def _pack(self, x: torch.Tensor) -> tuple[torch.Tensor, int]:
+        """(B, H, n) real -> (n_in, G·H) complex, time first. With the real-input trick two
+        sequences of the same channel share one transform, ``z = u_{2g} + i·u_{2g+1}``
+        (G = ceil(B/2)); without it ``z = u + 0i`` (G = B)."""
+        b, h, length = x.shape
         in_len = self.block // 2 if self._in_half else self.block
-        rows = x.shape[0]
-        if x.shape[-1] < in_len:
-            x = F.pad(x, (0, in_len - x.shape[-1]))      # zeros are implicit below: half columns
-        x = x.contiguous()
-        rest0 = self.transform_size // f0
+        groups = -(-b // 2) if self.real_trick else b
+        full = length == in_len and (b % 2 == 0 and self.real_trick)
+        buf = (torch.empty if full else torch.zeros)(in_len, groups, h, 2, dtype=x.dtype,
+                                                     device=x.device)
         if self.real_trick:
-            z = torch.view_as_complex(x.reshape(rows, -1, 2))   # z[m] = x[2m] + i x[2m+1]
-            y = torch.matmul(self.fwd_mat_0, z.reshape(rows, cols, rest0))
+            buf[:length, :, :, 0] = x[0::2].permute(2, 0, 1)
+            buf[:length, : b // 2, :, 1] = x[1::2].permute(2, 0, 1)
         else:
-            y = torch.matmul(self.fwd_mat_0, x.reshape(rows, cols, rest0))   # [ReF; ImF]·x
-            y = torch.complex(y[:, :f0], y[:, f0:])
-        y = y * self.fwd_tw_0                                    # ω_N^{k_1 r}
-        outer = f0
-        for i in range(1, len(fac) - 1):
-            f = fac[i]
-            y = torch.matmul(getattr(self, f"fwd_mat_{i}"), y.reshape(rows * outer, f, -1))
-            y = y * getattr(self, f"fwd_tw_{i}")
-            outer *= f
-        y = y.reshape(-1, fac[-1]) @ self.fwd_mat_last          # last stage, kept blocks only
-        return y.reshape(rows, -1)
+            buf[:length, :, :, 0] = x.permute(2, 0, 1)
+        return torch.view_as_complex(buf).reshape(in_len, groups * h), groups
 
-    def _inverse_transform(self, y: torch.Tensor) -> torch.Tensor:
-        """(R, M') complex Monarch order -> (R, block/2) real: the kept half of the output."""
-        fac = self.factors
-        rows = y.shape[0]
-        y = y.reshape(-1, self._n_kept) @ self.inv_mat_last     # first inverse stage
-        outer = self.transform_size // fac[-1]
-        for i in range(len(fac) - 2, 0, -1):
-            f = fac[i]
-            outer //= f
-            y = y.reshape(rows * outer, f, -1) * getattr(self, f"inv_tw_{i}")
-            y = torch.matmul(getattr(self, f"inv_mat_{i}"), y)
-        y = y.reshape(rows, fac[0], -1) * self.inv_tw_0
+    def _unpack(self, y: torch.Tensor, b: int, h: int, length: int) -> torch.Tensor:
+        """(n_out, G·H) complex -> (B, H, length) real (real part = even rows, imag = odd)."""
+        n_out = y.shape[0]
         if self.real_trick:
-            y = torch.matmul(self.inv_mat_0, y)                  # rows of the kept output half
-            return torch.view_as_real(y).reshape(rows, -1)       # y[2m] = Re z, y[2m+1] = Im z
-        y = torch.matmul(self.inv_mat_0, torch.cat([y.real, y.imag], dim=1))   # Re(conj(F)·C)
-        return y.reshape(rows, -1)
+            yr = torch.view_as_real(y.reshape(n_out, -1, h)).permute(1, 3, 2, 0)
+            return yr.reshape(-1, h, n_out)[:b, :, :length]
+        return y.real.reshape(n_out, b, h).permute(1, 2, 0)[..., :length].contiguous()
 
-    def _apply_spectrum(self, y: torch.Tensor, spec: torch.Tensor, batch: int) -> torch.Tensor:
-        """Pointwise product in the frequency domain. y: (B·H·S, M'); spec from filter_spectrum."""
-        h = spec.shape[1]
-        yv = y.reshape(batch, h, -1, y.shape[-1])
-        if self.real_trick:
-            P, Q = spec[0].unsqueeze(1), spec[1].unsqueeze(1)
-            # Z_y = P ⊙ Z_u + Q ⊙ conj(Z_u[mirror])  (unpack, ⊙ FFT(k), re-pack, 1/M in one step)
-            out = P * yv + Q * yv[..., self.mirror].conj()
-        else:
-            out = yv * spec[0].unsqueeze(1)                     # FFT(u) ⊙ FFT(k) / N
-        return out.reshape(y.shape)
+    def _transform_conv(self, x: torch.Tensor, spec: torch.Tensor, length: int) -> torch.Tensor:
+        """x (B', H, n) real -> first ``length`` kept outputs (B', H, length)."""
+        b, h, _ = x.shape
+        stages = self._stages()
+        z, groups = self._pack(x)
+        zf = stages_forward(stages, z)                                # FFT(u) in Monarch layout
+        yf = (zf.reshape(-1, groups, h) * spec[:, None, :]).reshape(zf.shape)   # ⊙ FFT(k)/N
+        return self._unpack(stages_inverse(stages, yf), b, h, length)
+
+    def _convolve(self, x: torch.Tensor, spec: torch.Tensor) -> torch.Tensor:
+        return self._transform_conv(x, spec, x.shape[-1])
 
     def filter_spectrum(self, k: torch.Tensor) -> torch.Tensor:
-        """FFT(k) in the layout the pipeline consumes, computed once per filter (reuse it across
-        batches with :meth:`forward_spectrum`).
+        """FFT(k)/N in the Monarch layout the pipeline consumes, computed once per filter
+        (reuse it across batches with :meth:`forward_spectrum`).
 
-        k: (H, L_k) real, L_k <= block/2. Returns complex (2, H, M) with the real trick — ``P``
-        and ``Q`` of ``Z_y = P ⊙ Z_u + Q ⊙ conj(Z_u[mirror])`` — else (1, H, M'), FFT(k)/N.
-
-        Derivation (real trick): with ``Z`` the half-size DFT of the packed signal,
-        ``E = (Z + conj(Z_m))/2``, ``O = (Z − conj(Z_m))/(2i)`` and ``W = ω_N^κ``, the rfft is
-        ``X[κ] = E + W·O`` and ``X[N/2−κ] = conj(E − W·O)``. Multiplying by FFT(k) and packing
-        the inverse gives ``Z_y = Z·(a + b·Im W) + conj(Z_m)·(i·b·Re W)`` with ``a = E_k`` and
-        ``b = W·O_k`` from the filter's own packed transform.
+        k: (H, L_k) real, L_k <= block/2. Returns complex (N', H), N' = block·|kept|/N_p.
         """
         k = _check_real("k", k)
         if k.ndim != 2:
@@ -322,41 +258,14 @@ class MonarchFFTConv(nn.Module):
         if k.shape[-1] > self.block // 2:
             raise ValueError(f"k has length {k.shape[-1]}; at most {self.block // 2} for FFT "
                              f"size {self.block}")
-        k = k.to(self.dtype)
-        kp = F.pad(k, (0, self.block - k.shape[-1]))
-        if self.real_trick:
-            m = self.transform_size
-            zk = monarch_fft(torch.view_as_complex(kp.reshape(k.shape[0], m, 2).contiguous()),
-                             self.factors)
-            full_mirror = self._full_mirror()
-            zm = zk[..., full_mirror].conj()
-            e = (zk + zm) / 2
-            o = (zk - zm) / 2j
-            w = self.w_half
-            kk = e + w * o                                      # rfft(k)[κ]
-            kmc = e - w * o                                     # conj(rfft(k)[M − κ])
-            if self._n_kept != self.factors[-1]:                # frequency-sparse: mask both bins
-                keep = self.pair_kept.to(kk.real.dtype)
-                kk, kmc = kk * keep, kmc * keep[full_mirror]
-            a = (kk + kmc) / 2
-            b = (kk - kmc) / 2                                  # = W·O_k when nothing is masked
-            p_ = (a + b * w.imag) / m                           # a + b·Im W   (1/M of the iDFT)
-            q_ = (1j * b * w.real) / m                          # i·b·Re W
-            if self._n_kept != self.factors[-1]:
-                p_, q_ = p_[..., self.kept_positions], q_[..., self.kept_positions]
-            return torch.stack([p_, q_])
-        kf = monarch_fft(kp, self.factors) / self.block
-        if self._n_kept != self.factors[-1]:
-            kf = kf.reshape(k.shape[0], -1, self.factors[-1])[..., self.kept_top]
-        return kf.reshape(1, k.shape[0], -1)
-
-    def _full_mirror(self) -> torch.Tensor:
-        """Position of (M − κ) mod M for every Monarch position κ of the half-size transform."""
-        perm = monarch_permutation(self.factors, device=self.w_half.device)
-        m = self.transform_size
-        pos_of = torch.empty_like(perm)
-        pos_of[perm] = torch.arange(m, device=perm.device)
-        return pos_of[(m - perm) % m]
+        in_len = self.block // 2 if self._in_half else self.block
+        kp = torch.zeros(in_len, k.shape[0], dtype=complex_dtype_for(self.dtype),
+                         device=k.device)
+        kp[: k.shape[-1]] = k.to(self.dtype).T
+        spec = stages_forward(self._stages(), kp) / self.block
+        if self._spec_mask is not None:
+            spec = spec * self._spec_mask.to(device=spec.device)[:, None]
+        return spec
 
     def forward_spectrum(self, u: torch.Tensor, k_f: torch.Tensor,
                          pregate: torch.Tensor | None = None,
@@ -365,7 +274,7 @@ class MonarchFFTConv(nn.Module):
         u = _check_real("u", u)
         if u.ndim != 3:
             raise ValueError(f"u must have shape (B, H, L), got {tuple(u.shape)}")
-        if not isinstance(k_f, torch.Tensor) or k_f.ndim != 3 or k_f.shape[1] != u.shape[1]:
+        if not isinstance(k_f, torch.Tensor) or k_f.ndim != 2 or k_f.shape[1] != u.shape[1]:
             raise ValueError("k_f must come from filter_spectrum(k) with k.shape[0] == H = "
                              f"{u.shape[1]}")
         if u.shape[-1] > self.seqlen // 2:
@@ -382,13 +291,6 @@ class MonarchFFTConv(nn.Module):
             y = y * postgate.to(self.dtype)                     # output gate y ⊙ g_out
         return y.to(out_dtype)
 
-    def _convolve(self, x: torch.Tensor, spec: torch.Tensor) -> torch.Tensor:
-        b, h, length = x.shape
-        xf = self._forward_transform(x.reshape(b * h, length))
-        yf = self._apply_spectrum(xf, spec, b)
-        y = self._inverse_transform(yf)
-        return y[:, :length].reshape(b, h, length)
-
     def forward(self, u: torch.Tensor, k: torch.Tensor, pregate: torch.Tensor | None = None,
                 postgate: torch.Tensor | None = None, *, in_gate: torch.Tensor | None = None,
                 out_gate: torch.Tensor | None = None) -> torch.Tensor:
@@ -399,12 +301,6 @@ class MonarchFFTConv(nn.Module):
     def extra_repr(self) -> str:
         return (f"seqlen={self.seqlen}, order={self.order}, factors={self.factors}, "
                 f"real_trick={self.real_trick}, dtype={self.dtype}")
-
-
-def _unit_root_vector(idx: torch.Tensor, n: int, cd: torch.dtype) -> torch.Tensor:
-    """ω_n^{idx} built in float64 from the integer index."""
-    angle = (-2.0 * math.pi / n) * torch.remainder(idx, n).to(torch.float64)
-    return torch.polar(torch.ones_like(angle), angle).to(cd)
 
 
 class PartialFFTConv(MonarchFFTConv):
@@ -452,37 +348,34 @@ class PartialFFTConv(MonarchFFTConv):
         nb = self.filter_len
         nseg = -(-length // nb)
         # overlap-save: segment j = u[(j−1)N′ : (j+1)N′]; its circular conv of size 2N′ is exact
-        # on the second half, which is output block j.
-        xp = F.pad(x.reshape(b * h, length), (nb, nseg * nb - length))
-        seg = xp.unfold(-1, 2 * nb, nb).reshape(b * h * nseg, 2 * nb)
-        yf = self._apply_spectrum(self._forward_transform(seg), spec, b)
-        y = self._inverse_transform(yf)                          # (B·H·nseg, N′)
-        return y.reshape(b, h, nseg * nb)[..., :length]
+        # on the second half, which is output block j. Segments are extra batch rows (they
+        # share the channel's filter, so the real-input trick pairs them too).
+        xp = F.pad(x, (nb, nseg * nb - length))
+        seg = xp.unfold(-1, 2 * nb, nb).permute(0, 2, 1, 3).reshape(b * nseg, h, 2 * nb)
+        y = self._transform_conv(seg, spec, nb)                  # (B·nseg, H, N′)
+        return y.reshape(b, nseg, h, nb).permute(0, 2, 1, 3).reshape(b, h, -1)[..., :length]
 
     def extra_repr(self) -> str:
         return super().extra_repr() + f", filter_len={self.filter_len}, blockwise={self.blockwise}"
 
 
 class FrequencySparseFFTConv(MonarchFFTConv):
-    """Frequency-sparse convolution (§3.3): FFT(k) is zeroed on whole blocks of the Monarch layout
-    so that those columns of the last forward stage and rows of the first inverse stage are never
-    computed (and the frequency-domain product shrinks alike).
+    """Frequency-sparse convolution (§3.3), a low-pass as in the official ``sparse_conv.py``:
+    FFT(k) is zeroed on whole blocks of the Monarch layout so that those rows of the last forward
+    stage and columns of the first inverse stage are never computed (and the frequency-domain
+    product shrinks alike).
 
     The blocks are indexed by the last stage's output digit ``t``, the most significant digit of
-    the frequency; ``2c`` of its ``N_p`` values are kept, ``t ∈ {0..c−1} ∪ {N_p−c..N_p−1}``,
-    ``c = round(keep_fraction·N_p/2)``; ``kept_fraction = 2c/N_p`` is the realised keep.
+    the frequency (block width ``W = N/N_p`` bins); ``2c`` of its ``N_p`` values are kept,
+    ``t ∈ {0..c−1} ∪ {N_p−c..N_p−1}``, ``c = round(keep_fraction·N_p/2)``, i.e. the low
+    |frequencies|; ``kept_fraction = 2c/N_p`` is the realised keep. Inside the kept blocks the one
+    bin ``N − c·W`` (whose mirror ``c·W`` lies in a dropped block) is zeroed too, so the mask is
+    Hermitian and the output is exactly an rfft-domain low-pass:
+    ``y = irfft(rfft(u_pad) ⊙ rfft(k_pad) ⊙ mask[:N/2+1])[:L]``, keeping rfft bins ``< c·W``.
+    Both pipelines (``real_trick`` True or False) compute the same filter.
 
-    * ``real_trick=False`` (complex pipeline of size N): the kept frequencies are the low
-      |frequencies| — the official example's low-pass filter. Semantics:
-      ``y = Re(iFFT(FFT(u_pad) ⊙ FFT(k_pad) ⊙ mask))[:L]`` (the block boundary makes ``mask``
-      asymmetric by one bin, hence the real part).
-    * ``real_trick=True`` (default; the faster half-size pipeline): the packed transform pairs
-      rfft bin κ with bin N/2 − κ, so a block-aligned set keeps rfft bins with *both* κ and
-      N/2 − κ in kept blocks: the lowest and the highest frequencies (a band-stop of the middle).
-      Semantics: ``y = irfft(rfft(u_pad) ⊙ rfft(k_pad) ⊙ mask[:N/2+1])[:L]``.
-
-    ``mask`` (N,) bool over the full FFT in natural order is exposed for both; the references
-    :func:`frequency_sparse_reference` reproduces either with torch.fft.
+    ``mask`` (N,) bool over the full FFT in natural order is exposed; the reference
+    :func:`frequency_sparse_reference` reproduces it with torch.fft.
     """
 
     def __init__(self, seqlen: int, keep_fraction: float, order: int | None = None,
@@ -494,31 +387,26 @@ class FrequencySparseFFTConv(MonarchFFTConv):
             raise ValueError(f"keep_fraction must be a number in (0, 1], got {keep_fraction!r}")
         if not isinstance(real_trick, bool):
             raise TypeError(f"real_trick must be a bool, got {real_trick!r}")
-        m = seqlen // 2 if real_trick else seqlen
         if order is None:
-            order = best_order(m)
+            order = best_order(seqlen)
         if isinstance(order, bool) or not isinstance(order, int) or \
-                not 2 <= order <= min(4, int(math.log2(m))):
-            raise ValueError(f"order must be 2, 3 or 4 (<= log2 of the transform size {m}); "
-                             f"got {order!r}")
-        flast = monarch_factors(m, order)[-1]
+                not 2 <= order <= min(4, int(math.log2(seqlen))):
+            raise ValueError(f"order must be 2, 3 or 4 (<= log2 of the transform size "
+                             f"{seqlen}); got {order!r}")
+        flast = monarch_factors(seqlen, order)[-1]
         c = max(1, min(flast // 2, round(float(keep_fraction) * flast / 2)))
         keep = list(range(c)) + list(range(flast - c, flast))
         self._setup(seqlen=seqlen, block=seqlen, order=order, real_trick=real_trick, dtype=dtype,
                     in_half=True, out_second=False, keep_top=keep)
         self.keep_fraction = float(keep_fraction)
         self.kept_fraction = 2 * c / flast
-        if real_trick:
-            perm = monarch_permutation(self.factors)
-            pair_nat = torch.empty(m, dtype=torch.bool)
-            pair_nat[perm] = self.pair_kept                  # rfft bins κ < N/2 that survive
-            rmask = torch.cat([pair_nat, pair_nat[:1]])      # bin N/2 pairs with bin 0
-            mask = torch.cat([rmask, rmask[1:-1].flip(0)])   # Hermitian extension to N bins
-        else:
-            kept = torch.zeros(flast, dtype=torch.bool)
-            kept[keep] = True
-            mask = kept[torch.arange(seqlen) // (seqlen // flast)]
+        width = seqlen // flast
+        freq = torch.arange(seqlen)
+        mask = (freq < c * width) | (freq > seqlen - c * width)  # Hermitian low-pass
+        if 2 * c == flast:
+            mask[:] = True                                        # every block kept
         self.register_buffer("mask", mask, persistent=False)
+        self._spec_mask = mask[self.layout_freq].to(self.dtype)   # zero the unpaired bin
 
     def extra_repr(self) -> str:
         return super().extra_repr() + f", kept_fraction={self.kept_fraction}"
