@@ -32,6 +32,8 @@ from iclr24.kits.federated.flower import (
 # the ClientApp's closures travel to Ray workers, which cannot import a test module by name
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 NODES, ROUNDS = 4, 2
 
 
@@ -53,7 +55,6 @@ def _clients():
 
 @pytest.mark.serial
 def test_fedavg_on_the_simulation_engine_matches_the_in_process_run():
-    torch.set_num_threads(1)
     x0 = flatten_params(_model())
     codec = FlatCodec.from_module(_model())
     got = []

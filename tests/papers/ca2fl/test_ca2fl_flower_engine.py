@@ -24,6 +24,8 @@ from iclr24.papers.ca2fl.flower_server import ca2fl_server_app, sgd_client_app
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 NODES, BUFFER, UPDATES = 4, 2, 3
 
 
@@ -54,7 +56,6 @@ def _train_loss(params):
 
 @pytest.mark.serial
 def test_ca2fl_server_app_runs_on_the_simulation_engine():
-    torch.set_num_threads(1)
     hists = []
     server = ca2fl_server_app(_model, num_nodes=NODES, buffer_size=BUFFER, concurrency=NODES,
                               max_server_updates=UPDATES, on_finish=hists.append)

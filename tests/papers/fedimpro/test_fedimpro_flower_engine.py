@@ -19,6 +19,8 @@ from iclr24.papers.fedimpro.flower import FedImproStrategy, fedimpro_client_app
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 NODES, ROUNDS = 4, 2
 
 
@@ -42,7 +44,6 @@ def _client(context):
 
 @pytest.mark.serial
 def test_fedimpro_on_the_simulation_engine_matches_the_in_process_run():
-    torch.set_num_threads(1)
     net = digits_mlp(64, 128, 10, generator_seed=0)
     x0 = flatten_params(net)
     codec = FlatCodec.from_module(net)

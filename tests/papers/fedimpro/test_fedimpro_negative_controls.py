@@ -97,3 +97,11 @@ def test_bad_input_is_refused_at_the_boundary():
     parts[1] = torch.cat([torch.as_tensor(parts[1]), torch.as_tensor(parts[0][:1])]).numpy()
     with pytest.raises(ValueError, match="held by clients 0 and 1"):
         simulate("fedavg", data, parts, 1)
+
+
+def test_bank_update_refuses_a_label_past_the_classes():
+    from iclr24.papers.fedimpro import ClassGaussianBank
+
+    bank = ClassGaussianBank(3, 4, 0.1, ema="official")
+    with pytest.raises(ValueError, match=r"class ids in \[0, 3\)"):
+        bank.update(torch.zeros(2, 4), torch.tensor([0, 3]))

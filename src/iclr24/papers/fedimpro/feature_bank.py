@@ -29,6 +29,8 @@ from typing import Literal
 import numpy as np
 import torch
 
+from iclr24.kits.federated import check_labels
+
 __all__ = ["ClassGaussianBank", "aggregate_class_gaussians", "privatize"]
 
 BankState = dict[str, torch.Tensor]
@@ -101,6 +103,7 @@ class ClassGaussianBank:
             raise ValueError(f"z must have shape (B, {self.dim}), got {tuple(z.shape)}")
         if y.shape != (z.shape[0],):
             raise ValueError(f"y must have shape ({z.shape[0]},), got {tuple(y.shape)}")
+        check_labels(y, self.num_classes)
         z = z.detach().to(self.mean.dtype)
         onehot = torch.nn.functional.one_hot(y.long(), self.num_classes).to(z.dtype)  # (B, C)
         n = onehot.sum(0)  # n_c in this batch
