@@ -25,6 +25,7 @@ from iclr24.kits.language_models import (
     pydoc_topics_corpus,
     random_bytes_corpus,
     save_checkpoint,
+    sinusoidal_positions,
     stdlib_source_corpus,
     synthetic_audio_corpus,
     torch_threads,
@@ -39,8 +40,9 @@ def _tiny(seed: int = 0, **kw) -> CausalTransformer:
     return CausalTransformer(TransformerConfig(**cfg)).eval()
 
 
-def test_forward_shapes_and_causality():
-    m = _tiny()
+@pytest.mark.parametrize("positions", ["learned", "sinusoidal"])
+def test_forward_shapes_and_causality(positions):
+    m = _tiny(positions=positions)
     x = torch.randint(0, 256, (3, 20))
     out = m(x)
     assert out.shape == (3, 20, 256)
@@ -52,8 +54,28 @@ def test_forward_shapes_and_causality():
     assert not torch.allclose(out[:, 12:], out2[:, 12:])
 
 
-def test_cached_and_batched_distributions_agree():
-    m = _tiny()
+def test_sinusoidal_table_closed_form():
+    pe = sinusoidal_positions(50, 6)
+    assert pe.shape == (50, 6) and pe.dtype == torch.float32
+    t = torch.arange(50, dtype=torch.float64)
+    for i in range(3):
+        omega = 10000.0 ** (-2 * i / 6)
+        torch.testing.assert_close(pe[:, 2 * i].double(), torch.sin(t * omega), atol=1e-6,
+                                   rtol=0)
+        torch.testing.assert_close(pe[:, 2 * i + 1].double(), torch.cos(t * omega), atol=1e-6,
+                                   rtol=0)
+    # odd widths: the last sine column has no cosine partner
+    assert sinusoidal_positions(4, 5).shape == (4, 5)
+    m = _tiny(positions="sinusoidal")
+    assert not hasattr(m, "pos") and "pos_table" not in m.state_dict()   # no parameters
+    assert m.num_parameters == _tiny().num_parameters - 64 * 32
+    with pytest.raises(ValueError, match="positions"):
+        TransformerConfig(positions="rotary")
+
+
+@pytest.mark.parametrize("positions", ["learned", "sinusoidal"])
+def test_cached_and_batched_distributions_agree(positions):
+    m = _tiny(positions=positions)
     lm = TransformerLM(m)
     tokens = list(np.random.default_rng(0).integers(0, 256, 40))
     batched = lm.log_probs(tokens)

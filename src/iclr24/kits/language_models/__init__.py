@@ -96,7 +96,7 @@ from .training import (
     cosine_learning_rate,
     train_causal_lm,
 )
-from .transformer import CausalTransformer, KVCache, TransformerConfig
+from .transformer import CausalTransformer, KVCache, TransformerConfig, sinusoidal_positions
 
 __all__ = [
     "SMOLLM2_GGUF_NAME",
@@ -139,6 +139,7 @@ __all__ = [
     "sample_from_log_probs",
     "save_checkpoint",
     "smollm2_gguf_path",
+    "sinusoidal_positions",
     "stdlib_source_corpus",
     "synthesize_audio_clip",
     "synthetic_audio_corpus",

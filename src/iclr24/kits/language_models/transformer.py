@@ -1,9 +1,14 @@
 """A tiny decoder-only (causal) transformer with a batched and an incremental (KV-cached) path.
 
-The model is the small byte-level transformer of "Language Modeling Is Compression" (Delétang et
-al., ICLR 2024, Sec. 3: decoder-only, vocabulary 256, learned positions) made general enough for
-token-level use (any ``vocab_size``). Pre-LayerNorm blocks: ``x + Attn(LN(x))`` then
-``x + MLP(LN(x))``; GELU MLP with width ``d_ff`` (default 4·d_model); untied output head.
+Modelled on the small byte-level transformer of "Language Modeling Is Compression" (Delétang et
+al., ICLR 2024, Sec. 3: decoder-only, vocabulary 256) and made general enough for token-level use
+(any ``vocab_size``). It differs from the official model (google-deepmind/
+language_modeling_is_compression ``transformer.py``), which adds fixed sinusoidal positions and
+normalises after each residual sum (post-LN): here blocks are pre-LayerNorm, ``x + Attn(LN(x))``
+then ``x + MLP(LN(x))`` (stabler at the high learning rates of short CPU runs), and positions are
+learned (``positions="learned"``, default) or the sinusoidal table of Vaswani et al.
+(``positions="sinusoidal"``, no parameters, as in the official model). GELU MLP with width
+``d_ff`` (default 4·d_model); untied output head.
 
 Beginning of sequence. With ``bos=True`` (default) the input embedding has one extra row, id
 ``vocab_size``, so that the first token of a sequence has a distribution too: the model reads
@@ -32,7 +37,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-__all__ = ["CausalTransformer", "KVCache", "TransformerConfig"]
+__all__ = ["CausalTransformer", "KVCache", "TransformerConfig", "sinusoidal_positions"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,8 @@ class TransformerConfig:
     context_length: the most input positions the model accepts (BOS included).
     d_ff: MLP width; ``None`` means ``4 * d_model``.
     bos: add a beginning-of-sequence input id (= ``vocab_size``).
+    positions: ``"learned"`` (an embedding table) or ``"sinusoidal"`` (fixed
+    ``PE[t, 2i] = sin(t/10000^{2i/d})``, ``PE[t, 2i+1] = cos(…)``).
     """
 
     vocab_size: int = 256
@@ -53,8 +60,12 @@ class TransformerConfig:
     d_ff: int | None = None
     dropout: float = 0.0
     bos: bool = True
+    positions: str = "learned"
 
     def __post_init__(self) -> None:
+        if self.positions not in ("learned", "sinusoidal"):
+            raise ValueError(f"positions must be 'learned' or 'sinusoidal', got "
+                             f"{self.positions!r}")
         for name in ("vocab_size", "d_model", "n_layers", "n_heads", "context_length"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -77,6 +88,18 @@ class TransformerConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def sinusoidal_positions(length: int, d_model: int) -> Tensor:
+    """The fixed table ``PE[t, 2i] = sin(t·ω_i)``, ``PE[t, 2i+1] = cos(t·ω_i)``,
+    ``ω_i = 10000^{−2i/d}``: (length, d_model) float32."""
+    t = torch.arange(length, dtype=torch.float64)[:, None]
+    omega = torch.exp(-math.log(10000.0) * torch.arange(0, d_model, 2, dtype=torch.float64)
+                      / d_model)
+    table = torch.zeros(length, d_model, dtype=torch.float64)
+    table[:, 0::2] = torch.sin(t * omega)
+    table[:, 1::2] = torch.cos(t * omega)[:, : d_model // 2]
+    return table.float()
 
 
 class KVCache:
@@ -162,7 +185,12 @@ class CausalTransformer(nn.Module):
             raise TypeError(f"config must be a TransformerConfig, got {type(config).__name__}")
         self.config = config
         self.tok = nn.Embedding(config.input_vocab_size, config.d_model)
-        self.pos = nn.Embedding(config.context_length, config.d_model)
+        if config.positions == "learned":
+            self.pos = nn.Embedding(config.context_length, config.d_model)
+        else:
+            self.register_buffer("pos_table", sinusoidal_positions(config.context_length,
+                                                                   config.d_model),
+                                 persistent=False)
         self.blocks = nn.ModuleList(_Block(config) for _ in range(config.n_layers))
         self.ln_f = nn.LayerNorm(config.d_model)
         self.head = nn.Linear(config.d_model, config.vocab_size)
@@ -216,13 +244,18 @@ class CausalTransformer(nn.Module):
         """
         self._check_inputs(inputs)
         t = inputs.shape[1]
-        pos = torch.arange(t, device=inputs.device)
-        x = self.dropout(self.tok(inputs) + self.pos(pos))
+        x = self.dropout(self.tok(inputs) + self._positions(0, t))
         for block in self.blocks:
             x = block(x)
         hidden = self.ln_f(x)
         logits = self.head(hidden)
         return (logits, hidden) if return_hidden else logits
+
+    def _positions(self, start: int, length: int) -> Tensor:
+        """Position vectors of positions start..start+length-1: (length, d_model)."""
+        if self.config.positions == "learned":
+            return self.pos(torch.arange(start, start + length, device=self.tok.weight.device))
+        return self.pos_table[start:start + length]
 
     def new_cache(self, batch_size: int = 1) -> KVCache:
         """An empty :class:`KVCache` on this model's device and dtype."""
@@ -240,8 +273,7 @@ class CausalTransformer(nn.Module):
             raise ValueError(f"inputs have batch {inputs.shape[0]}, cache has "
                              f"{cache.batch_size}")
         self._check_inputs(inputs, offset=cache.length)
-        pos = torch.full((1,), cache.length, device=inputs.device, dtype=torch.long)
-        x = self.tok(inputs) + self.pos(pos)
+        x = self.tok(inputs) + self._positions(cache.length, 1)
         for i, block in enumerate(self.blocks):
             x = block.forward_step(x, cache, i)
         cache.length += 1
