@@ -50,3 +50,55 @@ def test_reverse_kl_rule_reads_the_interval_and_rejects_mle_as_emo():
     straddle = seed_difference([1.10, 1.25, 1.12, 1.22, 1.14], mle)
     assert straddle.value < 0 < straddle.high
     assert reverse_kl.verdict({"delta_reverse_kl": straddle}, Scale.SMALL) == "inconclusive"
+
+
+def test_reverse_kl_smoke_reports_the_budget_sweep(smoke_runs):
+    m = smoke_runs["reverse_kl"]
+    sweep = m.tables["budget_sweep"]
+    assert [r["epochs"] for r in sweep] == [1, 2]
+    assert [r["judged"] for r in sweep] == [True, False]        # the paper's 1 epoch decides
+    assert sweep[1]["steps"] == 2 * sweep[0]["steps"]
+    assert sweep[0]["delta_reverse_kl"] == pytest.approx(m.metrics["delta_reverse_kl"])
+    assert "delta_reverse_kl_2_epochs" in m.metrics
+
+
+def test_reverse_kl_negative_control_measured_with_mle_as_emo():
+    """Baseline passed as the method, on per-seed numbers measured by a (tiny) comparison."""
+    from iclr24.claims import seed_difference
+    from iclr24.papers.emo.comparison import ComparisonConfig, run_finetuning_comparison
+    from iclr24.papers.emo.finetuning import FinetuneConfig
+
+    cfg = ComparisonConfig(n_clusters=4, n_synonyms=2, length=16, d_model=16, n_layers=1,
+                           n_heads=2, pretrain_sequences=128, finetune_sequences=64,
+                           eval_sequences=16, n_seeds=3, oracle_ablation=False,
+                           budget_epochs=(2,), finetune=FinetuneConfig(batch_size=16))
+    result = run_finetuning_comparison(cfg, 0)
+    mle = result.per_seed("mle", "reverse_kl")
+    assert mle.size == 3 and result.per_seed("emo", "reverse_kl", 2).size == 3
+    assert reverse_kl.verdict({"delta_reverse_kl": seed_difference(mle, mle)},
+                              Scale.SMALL) == "fails"
+
+
+def test_bound_exact_negative_control_cross_entropy_as_demd():
+    """Broken method: the cross-entropy −log q_y put where DEMD belongs (no transport cost)."""
+    import torch
+
+    from iclr24.papers.emo.demd import cosine_cost_matrix, demd_logit_gradient, \
+        earth_movers_distance
+
+    g = torch.Generator().manual_seed(0)
+    emb = torch.randn(10, 4, generator=g, dtype=torch.float64)
+    logits = torch.randn(8, 10, generator=g, dtype=torch.float64)
+    target = torch.randint(0, 10, (8,), generator=g)
+    q = torch.softmax(logits, -1)
+    exact = earth_movers_distance(q, torch.nn.functional.one_hot(target, 10).double(),
+                                  cosine_cost_matrix(emb))
+    x = logits.clone().requires_grad_(True)
+    nll = torch.nn.functional.cross_entropy(x, target, reduction="none")
+    (grad,) = torch.autograd.grad(nll.sum(), x)
+    metrics = {
+        "max_abs_diff_onehot": float((nll.detach().numpy() - exact).__abs__().max()),
+        "max_grad_error": float((grad - demd_logit_gradient(logits, target, emb)).abs().max()),
+        "max_soft_bound_violation": 0.0,
+    }
+    assert bound_exact.verdict(metrics, Scale.SMALL) == "fails"

@@ -12,6 +12,9 @@ from .comparison import ComparisonConfig, run_finetuning_comparison
 from .demd import cosine_cost_matrix, demd, demd_logit_gradient, demd_soft, earth_movers_distance
 from .finetuning import FinetuneConfig
 
+# the paper's fine-tuning budget: one epoch over the domain's training set (run_lm_gpt2.sh)
+_PAPER_EPOCHS = 1
+
 
 def _reverse_kl_config(scale: Scale) -> ComparisonConfig:
     return ComparisonConfig(
@@ -21,7 +24,8 @@ def _reverse_kl_config(scale: Scale) -> ComparisonConfig:
         finetune_sequences=sizes(scale, smoke=512, small=1_000, full=1_000),
         eval_sequences=sizes(scale, smoke=256, small=512, full=2_048),
         n_seeds=sizes(scale, smoke=1, small=5, full=10),
-        finetune=FinetuneConfig(epochs=1, batch_size=32, lr=5e-4),
+        finetune=FinetuneConfig(epochs=_PAPER_EPOCHS, batch_size=32, lr=5e-4),
+        budget_epochs=sizes(scale, smoke=(2,), small=(2, 4), full=(2, 4, 8)),
     )
 
 
@@ -49,11 +53,12 @@ def _reverse_kl_figure(result, methods):
 
 @claim(
     rule="delta_reverse_kl < 0",
-    paper=("Tab. 1/2: GPT-2 and OPT-125M fine-tuned with EMO reach higher MAUVE under unbiased "
-           "sampling than MLE (and TaiLr, MixCE) on six domains. Spec expectation at laptop "
-           "scale: EMO lowers reverse KL (precision) vs MLE by ~10-30% at equal steps with "
-           "forward KL within ~5%; rule: EMO - MLE reverse KL < 0 over the whole paired 95% "
-           "interval across seeds."),
+    paper=("Tab. 1/2: GPT-2 and OPT-125M fine-tuned with EMO (1 epoch, run_lm_gpt2.sh) reach "
+           "higher MAUVE under unbiased sampling than MLE (and TaiLr, MixCE) on six domains. "
+           "Spec expectation at laptop scale: EMO lowers reverse KL (precision) vs MLE by "
+           "~10-30% at equal steps with forward KL within ~5%; rule: EMO - MLE reverse KL < 0 "
+           "over the whole paired 95% interval across seeds, at the paper's budget of one "
+           "fine-tuning epoch (other budgets are reported as a sweep, not judged)."),
 )
 def reverse_kl(scale: Scale, seed: int, progress=None) -> Measurement:
     """Fine-tune one pretrained tiny LM on a shifted synthetic domain with MLE, EMO, MixCE and
@@ -89,14 +94,33 @@ def reverse_kl(scale: Scale, seed: int, progress=None) -> Measurement:
         pretrain_final_loss=result.pretrain_final_loss,
         cost_synonym_gap=result.cost_synonym_gap,
     )
+    sweep = []
+    for epochs in sorted({config.finetune.epochs, *config.budget_epochs}):
+        e_rkl = result.per_seed("emo", "reverse_kl", epochs)
+        m_rkl = result.per_seed("mle", "reverse_kl", epochs)
+        d = seed_difference(e_rkl, m_rkl)
+        lo, hi = (d.low, d.high) if isinstance(d, Estimate) else (d, d)
+        if epochs != config.finetune.epochs:
+            metrics[f"delta_reverse_kl_{epochs}_epochs"] = d
+        sweep.append({
+            "epochs": epochs, "steps": epochs * -(-config.finetune_sequences
+                                                   // config.finetune.batch_size),
+            "judged": epochs == config.finetune.epochs,
+            "mle_reverse_kl": float(m_rkl.mean()), "emo_reverse_kl": float(e_rkl.mean()),
+            "delta_reverse_kl": float(np.mean(e_rkl - m_rkl)), "delta_low": lo,
+            "delta_high": hi, "emo_wins": int((e_rkl < m_rkl).sum()),
+            "forward_kl_ratio": float(result.per_seed("emo", "forward_kl", epochs).mean()
+                                      / result.per_seed("mle", "forward_kl", epochs).mean())})
     rows = [{"seed_index": r, "method": m, **{k: round(v, 5) for k, v in row[m].items()}}
             for r, row in enumerate(result.rows) for m in methods]
     notes = (
         f"Synthetic language K={config.n_clusters} clusters x S={config.n_synonyms} synonyms "
         f"(+EOS); a {config.n_layers}-layer d={config.d_model} transformer pretrained on "
-        f"{config.pretrain_sequences} sequences of domain A, fine-tuned 1 epoch on "
+        f"{config.pretrain_sequences} sequences of domain A, fine-tuned "
+        f"{config.finetune.epochs} epoch (the paper's budget; judged) on "
         f"{config.finetune_sequences} sequences of domain B (30% of rows resampled), AdamW "
-        f"lr {config.finetune.lr}, batch {config.finetune.batch_size}, linear decay; "
+        f"lr {config.finetune.lr}, batch {config.finetune.batch_size}, linear decay, no "
+        "gradient clipping (as the official loop); "
         f"{config.n_seeds} fine-tuning seeds from one pretrained checkpoint (seed {seed}). "
         "Metrics are exact over the vocabulary: reverse KL on the model's own ancestral "
         "samples, forward KL and wrong-cluster mass on true held-out prefixes. "
@@ -110,9 +134,13 @@ def reverse_kl(scale: Scale, seed: int, progress=None) -> Measurement:
         "near 0, so DEMD penalises wrong-cluster mass (wrong_mass_ratio < 1) but cannot tell "
         "synonyms apart; if EMO's reverse KL is nonetheless higher than MLE's, the extra error "
         "sits inside clusters (the Zipf law over synonyms) and in the weaker MLE fit that "
-        "forward_kl_ratio > 1 shows. Compare emo_oracle, whose cost separates clusters cleanly.")
+        "forward_kl_ratio > 1 shows. Compare emo_oracle, whose cost separates clusters cleanly. "
+        "Budget sweep (table budget_sweep): MLE and EMO fine-tuned "
+        f"{sorted({config.finetune.epochs, *config.budget_epochs})} epochs from the same "
+        "checkpoint, data and order seed (each budget has its own linear decay); only the "
+        "paper's 1 epoch is judged.")
     return Measurement(metrics=metrics, figure=_reverse_kl_figure(result, methods),
-                       tables={"per_seed": rows}, notes=notes)
+                       tables={"per_seed": rows, "budget_sweep": sweep}, notes=notes)
 
 
 @claim(

@@ -75,6 +75,7 @@ class ComparisonConfig:
     eval_sequences: int = 512
     n_seeds: int = 5
     oracle_ablation: bool = True
+    budget_epochs: tuple[int, ...] = ()    # extra MLE/EMO fine-tuning budgets (epochs)
 
     def __post_init__(self) -> None:
         for name in ("n_clusters", "n_synonyms", "length", "pretrain_sequences",
@@ -84,6 +85,9 @@ class ComparisonConfig:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
         if self.length < 2:
             raise ValueError(f"length must be >= 2, got {self.length}")
+        if any(not isinstance(e, int) or isinstance(e, bool) or e < 1
+               for e in self.budget_epochs):
+            raise ValueError(f"budget_epochs must hold positive ints, got {self.budget_epochs!r}")
 
 
 @dataclass
@@ -98,9 +102,14 @@ class ComparisonResult:
     pretrain_final_loss: float
     finetune_losses: dict[str, list[float]]
     cost_synonym_gap: float
+    budget_rows: dict[int, list[dict[str, dict[str, float]]]] = field(default_factory=dict)
 
-    def per_seed(self, method: str, metric: str) -> np.ndarray:
-        return np.array([row[method][metric] for row in self.rows])
+    def per_seed(self, method: str, metric: str, epochs: int | None = None) -> np.ndarray:
+        """Per-replicate values; ``epochs`` picks a budget of the sweep (``None``: the main
+        budget ``config.finetune.epochs``, all methods)."""
+        rows = self.rows if epochs in (None, self.config.finetune.epochs) \
+            else self.budget_rows[epochs]
+        return np.array([row[method][metric] for row in rows])
 
 
 def pretrain_on_language(language: SyntheticLanguage, config: ComparisonConfig, seed: int,
@@ -143,7 +152,8 @@ def run_finetuning_comparison(config: ComparisonConfig, seed: int,
     lang_b = lang_a.shifted(config.domain_shift, rng)
 
     methods = list(METHODS) + (["emo_oracle"] if config.oracle_ablation else [])
-    n_units = 1 + config.n_seeds * len(methods)
+    budgets = [e for e in dict.fromkeys(config.budget_epochs) if e != config.finetune.epochs]
+    n_units = 1 + config.n_seeds * (len(methods) + 2 * sum(budgets) / config.finetune.epochs)
     model, pretrain_loss = pretrain_on_language(
         lang_a, config, seed,
         progress=lambda f, m="": report(f / n_units, f"pretraining: {m}"))
@@ -162,6 +172,7 @@ def run_finetuning_comparison(config: ComparisonConfig, seed: int,
     pretrained = exact_kl_metrics(model, lang_b, n_sequences=config.eval_sequences,
                                   length=config.length, seed=eval_seed)
     rows: list[dict[str, dict[str, float]]] = []
+    budget_rows: dict[int, list[dict[str, dict[str, float]]]] = {}
     losses: dict[str, list[float]] = {}
     done = 1
     for r in range(config.n_seeds):
@@ -180,8 +191,20 @@ def run_finetuning_comparison(config: ComparisonConfig, seed: int,
             done += 1
             report(done / n_units, f"seed {r + 1}/{config.n_seeds}: {name} fine-tuned")
         rows.append(row)
+        for epochs in budgets:                 # the budget sweep: same data, order seed, init
+            brow: dict[str, dict[str, float]] = {}
+            for name in ("mle", "emo"):
+                model.load_state_dict(state)
+                finetune(model, data, objectives[name],
+                         dataclasses.replace(ft_config, epochs=epochs))
+                brow[name] = exact_kl_metrics(model, lang_b, n_sequences=config.eval_sequences,
+                                              length=config.length, seed=sub_seed)
+                done += epochs / config.finetune.epochs
+                report(done / n_units, f"seed {r + 1}/{config.n_seeds}: {name}, {epochs} epochs")
+            budget_rows.setdefault(epochs, []).append(brow)
+    model.load_state_dict(state)
     return ComparisonResult(config, lang_a, lang_b, pretrained, rows, pretrain_loss, losses,
-                            _synonym_gap(cost_embedding, lang_a))
+                            _synonym_gap(cost_embedding, lang_a), budget_rows)
 
 
 def bootstrap_mean_interval(values: np.ndarray | list[float], *, confidence: float = 0.95,

@@ -29,7 +29,8 @@ class FinetuneConfig:
     """Paper defaults except the learning rate (tiny models need more than GPT-2's 5e-5).
 
     epochs × ceil(N / batch_size) AdamW steps; lr decays linearly to 0 (no warm-up);
-    ``grad_clip`` is Hugging Face Trainer's default max-grad-norm; ``seed`` fixes the order.
+    ``seed`` fixes the order. ``grad_clip`` (max global gradient norm) is off by default, as in
+    the official fine-tuning loop, which never clips; set it to clip.
     """
 
     epochs: int = 1
@@ -37,7 +38,7 @@ class FinetuneConfig:
     lr: float = 5e-4
     weight_decay: float = 0.0
     betas: tuple[float, float] = (0.9, 0.999)
-    grad_clip: float | None = 1.0
+    grad_clip: float | None = None
     seed: int = 0
 
     def __post_init__(self) -> None:

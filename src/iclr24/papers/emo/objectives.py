@@ -12,14 +12,16 @@ average over non-ignored tokens:
 Per-token terms (NLL_t = −log q_t(y_t), DEMD_t from :func:`~.demd.demd`, sg = stop-gradient):
 
 * MLE:    ``ℓ_t = NLL_t``
-* EMO, mode 1 (GPT-2 / LLaMA-1 code, default):
+* EMO, mode 1 (default): the GPT-2 language-modelling code (``language_modeling/gpt2.py``),
+  which the paper's language-modelling results come from:
   ``ℓ_t = ½ (NLL_t + sg(NLL_t / (DEMD_t + 1e-10)) · DEMD_t)``
 * EMO, mode 2 (Llama-2 code, ``EMOLoss(mode=2)``):
   ``ℓ_t = sg(DEMD_t / (NLL_t + 1e-10)) · NLL_t + DEMD_t``
   Both give each token the gradient direction ∇NLL + (NLL/DEMD)·∇DEMD: the DEMD term is
-  rescaled to the size of the NLL term, token by token. (A stored version of the PyPI
-  ``emoloss`` package caps the mode-1 weight at 3; ``max_weight=3.0`` reproduces that variant.
-  The default, no cap, is the GPT-2 language-modelling code the paper's results come from.)
+  rescaled to the size of the NLL term, token by token. The official LLaMA-1 scripts are not
+  this formula in every version: some cap the mode-1 weight at 3 and subtract sg(q_y) inside
+  the transport term (as does a stored version of the PyPI ``emoloss`` package).
+  ``max_weight=3.0`` reproduces the cap only; the sg(q_y) variant is not implemented.
 * MixCE (Zhang et al., ACL 2023) as the official code has it:
   ``ℓ_t = η NLL_t + (1 − η) sg(q_y) NLL_t``
 * TaiLr / TVD (Ji et al., ICLR 2023) as the official code has it (γ = η):
