@@ -1,0 +1,43 @@
+"""Structure learners behind one call: ``run_learner(name, X, **kw) -> (d, d) adjacency``.
+
+- "dagma_ls": DAGMA linear with the square loss (dagma package; the LS score that NOTEARS and
+  GOLEM-EV also minimise), lambda1 = 0.02, edges |w| > 0.3 (NOTEARS' threshold);
+- "pc": PC with Fisher-z tests (causal-learn), alpha = 0.01, a scale-invariant control; its
+  CPDAG is returned with an undirected edge as both directions.
+GOLEM-EV/NV are not wrapped (DAGMA's only other loss is logistic): gcastle's GOLEM runs 1e5 Adam steps
+per fit, beyond our CPU budget; its population counterpart is ``scores.ll_score``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["LEARNERS", "run_learner"]
+
+LEARNERS = ("dagma_ls", "pc")
+
+
+def run_learner(name: str, X, **kw) -> np.ndarray:
+    """Fit learner ``name`` on data X (n, d); returns a 0/1 adjacency (d, d), [i, j] = i -> j.
+    Keyword arguments go to the learner (DAGMA's ``fit``: lambda1, w_threshold, warm_iter,
+    max_iter, ...; PC: alpha)."""
+    if name not in LEARNERS:
+        raise ValueError(f"name must be one of {LEARNERS}, got {name!r}")
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or X.shape[0] < 3 or not np.all(np.isfinite(X)):
+        raise ValueError(f"X must be a finite (n, d) array with n >= 3, got shape {X.shape}")
+    if name == "dagma_ls":
+        import contextlib
+        import os
+
+        from dagma.linear import DagmaLinear
+
+        opts = {"lambda1": 0.02, "w_threshold": 0.3, **kw}
+        with open(os.devnull, "w") as sink, contextlib.redirect_stderr(sink):  # its tqdm bar
+            W = DagmaLinear(loss_type="l2").fit(X, **opts)
+        return (np.abs(W) > 0).astype(int)
+    from causallearn.search.ConstraintBased.PC import pc
+
+    G = pc(X, kw.get("alpha", 0.01), "fisherz", show_progress=False).G.graph  # Fisher-z tests
+    # causal-learn: G[j, i] = 1 and G[i, j] = -1 means i -> j; -1 both ways is undirected
+    return ((G == -1) & (G.T != -1) | (G == -1) & (G.T == -1)).astype(int)
