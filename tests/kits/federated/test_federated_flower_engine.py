@@ -54,6 +54,7 @@ def _clients():
 
 
 @pytest.mark.serial
+@pytest.mark.timeout(600)  # Ray's start-up alone can take minutes on a loaded machine
 def test_fedavg_on_the_simulation_engine_matches_the_in_process_run():
     x0 = flatten_params(_model())
     codec = FlatCodec.from_module(_model())

@@ -55,6 +55,7 @@ def _train_loss(params):
 
 
 @pytest.mark.serial
+@pytest.mark.timeout(600)  # Ray's start-up alone can take minutes on a loaded machine
 def test_ca2fl_server_app_runs_on_the_simulation_engine():
     hists = []
     server = ca2fl_server_app(_model, num_nodes=NODES, buffer_size=BUFFER, concurrency=NODES,

@@ -43,6 +43,7 @@ def _client(context):
 
 
 @pytest.mark.serial
+@pytest.mark.timeout(600)  # Ray's start-up alone can take minutes on a loaded machine
 def test_fedimpro_on_the_simulation_engine_matches_the_in_process_run():
     net = digits_mlp(64, 128, 10, generator_seed=0)
     x0 = flatten_params(net)
