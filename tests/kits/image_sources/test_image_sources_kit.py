@@ -62,6 +62,10 @@ def test_crops_digits_rotation():
     pool = np.arange(2 * 8 * 8, dtype=np.float32).reshape(2, 8, 8)
     crops = random_crops(pool, 6, 4, rng)
     assert crops.shape == (6, 4, 4)
+    c2, idx = random_crops(pool, 6, 4, np.random.default_rng(1), return_index=True)
+    for c, i in zip(c2, idx):  # each crop is a window of the image it says it came from
+        assert any(np.array_equal(c, pool[i, y:y + 4, x:x + 4])
+                   for y in range(5) for x in range(5))
     rot, k = rotation_batch(crops, rng)
     for im, r, orig in zip(rot, k, crops):
         assert np.array_equal(np.rot90(im, -int(r)), orig)
@@ -79,3 +83,13 @@ def test_dead_leaves_exponent_task():
     assert edges[3:].mean() > edges[:3].mean()
     with pytest.raises(ValueError, match="n_per_class"):
         dead_leaves_exponents(0)
+
+
+def test_grey_sample_images():
+    from iclr24.kits.image_sources import grey_sample_images
+
+    ims = grey_sample_images()
+    assert len(ims) == 2 and all(im.shape == (427, 640) for im in ims)
+    assert all(0 <= im.min() and im.max() <= 1 for im in ims)
+    ims[0][:] = 0  # a copy: the cached photos are untouched
+    assert grey_sample_images()[0].max() > 0

@@ -118,3 +118,15 @@ def test_synthetic_generator():
     assert len(full) == 500 and np.allclose(np.diff(full.times), 1.0)
     with pytest.raises(TypeError, match="numpy Generator"):
         synthetic_series(0)
+
+
+def test_standardised_and_holdout_mse():
+    from iclr24.papers.dam import holdout_mse, standardised_mse
+
+    assert standardised_mse([1.0, 3.0], [2.0, 3.0], np.array([0.0, 2.0])) == pytest.approx(0.5)
+    s = TimeSeries(np.arange(20.0), np.arange(20.0) % 4, 1.0)
+    perfect = holdout_mse([s], 5, 15, lambda h, fu: fu.values)
+    assert perfect.tolist() == [0.0]
+    seen = []
+    holdout_mse([s], 5, 15, lambda h, fu: seen.append((len(h), len(fu))) or fu.values)
+    assert seen == [(15, 5)]  # the forecaster never sees the horizon

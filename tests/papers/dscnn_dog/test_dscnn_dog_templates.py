@@ -110,3 +110,20 @@ def test_coverage_report_rows():
     assert sum(first[f"share_{f}"] for f in TEMPLATE_FAMILIES) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="non-empty mapping"):
         coverage_report({}, BANK, LABELS)
+
+
+def test_cosine_loss_and_training_loop(one_torch_thread):
+    from iclr24.papers.dscnn_dog import MicroConvNeXt, TrainConfig, cosine_loss, train_classifier
+
+    x = torch.randn(4, 49)
+    assert cosine_loss(x, 2 * x).item() == pytest.approx(0.0, abs=1e-6)
+    assert cosine_loss(x, -x).item() == pytest.approx(2.0, abs=1e-6)
+
+    def batch(rng, n):  # bright vs dark images: learnable in a few steps
+        y = rng.integers(0, 2, n)
+        return (y[:, None, None] + 0.1 * rng.normal(size=(n, 32, 32))).astype(np.float32), y
+
+    torch.manual_seed(0)
+    m = MicroConvNeXt(n_classes=2, dims=(8, 16, 16), depths=(1, 1, 1))
+    losses = train_classifier(m, batch, TrainConfig(steps=30, batch_size=16, lr=5e-3))
+    assert len(losses) == 30 and np.mean(losses[-5:]) < 0.5 * np.mean(losses[:5])

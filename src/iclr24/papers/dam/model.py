@@ -111,7 +111,9 @@ class DAM(nn.Module):
         return mask
 
     def coefficients0(self, t_ctx, v_ctx, mask=None, step=None):
-        """(theta0 in standardised units (B, 2K+1), center (B,), scale (B,), freq mask (B, K))."""
+        """The context-only quantities the network starts from, as a tuple:
+        theta0 (B, 2K+1) ridge fit in standardised units, center (B,), scale (B,), frequency
+        mask (B, K), standardised values (B, n), step (B,), point mask (B, n), cleaned t_ctx."""
         mask = self._check(t_ctx, v_ctx, mask)
         t_ctx, v_ctx = t_ctx.float(), v_ctx.float()
         t_ctx = torch.where(mask, t_ctx, 0.0)

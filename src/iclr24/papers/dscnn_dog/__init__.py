@@ -27,7 +27,7 @@ How the code maps to it.
 What is out of reach and scaled down. The paper analyses ImageNet-pretrained models; their
 weights come from model hubs (timm/torchvision download them), which is not allowed here, and
 timm/torchvision cannot be installed alongside our CPU torch. So the claims train a micro
-ConvNeXt (~0.4 M parameters, 448 depthwise 7x7 kernels) for a few hundred CPU steps on dead-
+ConvNeXt (~0.4 M parameters, 448 depthwise 7x7 kernels) for 100 CPU steps (small) on dead-
 leaves images (classifying which of 8 radius exponents made the image; rotation prediction is
 not learnable on rotation-invariant dead leaves) and ask whether the same structure appears
 compared

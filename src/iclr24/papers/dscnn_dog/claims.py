@@ -36,7 +36,7 @@ def _train(scale: Scale, seed: int, model_cls=MicroConvNeXt, progress=None):
     from iclr24.kits.image_sources import dead_leaves_exponents, random_crops
 
     per_class = sizes(scale, smoke=3, small=16, full=128)
-    cfg = TrainConfig(steps=sizes(scale, smoke=25, small=200, full=2000),
+    cfg = TrainConfig(steps=sizes(scale, smoke=25, small=100, full=2000),
                       batch_size=sizes(scale, smoke=16, small=32, full=64), seed=seed)
     pool, pool_labels = dead_leaves_exponents(per_class, size=64, seed=seed)
 
