@@ -48,7 +48,7 @@ What is scaled down (CPU, minutes instead of 800k steps on 4 A100s)
 from iclr24.kits.knowledge_graphs import KnowledgeGraph, rank_metrics
 
 from .conditional_message_passing import EntityNBFNet, GeneralizedRelationalConv, RelationNBFNet
-from .evaluation import evaluate, filtered_ranks, ultra_score_fn
+from .evaluation import evaluate, filtered_ranks, ultra_score_fn, unseen_facts
 from .foundation_model import (
     Ultra,
     load_checkpoint,
@@ -87,4 +87,5 @@ __all__ = [
     "self_adversarial_bce",
     "train_ultra",
     "ultra_score_fn",
+    "unseen_facts",
 ]

@@ -4,9 +4,16 @@ Zero-shot inference is this evaluation with pre-trained weights and no gradient 
 passing runs on the *target* graph's training (inference) facts, so no weight depends on the
 target's vocabulary. The ranking itself is the knowledge-graph kit's (pessimistic ties as in
 the official code; the filter is train + valid + test).
+
+A query whose entity or relation never occurs in the training (message-passing) facts has no
+edge to propagate from: its score is the same for every candidate or carries no information,
+and pessimistic or optimistic ties can make it look perfect. :func:`evaluate` counts such
+facts (``n_unseen``), warns about them, and refuses them with ``strict=True``.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import torch
 from torch_geometric.data import Data
@@ -22,7 +29,7 @@ from iclr24.kits.knowledge_graphs import filtered_ranks as _kit_filtered_ranks
 
 from .foundation_model import Ultra, prepare_graph
 
-__all__ = ["evaluate", "filtered_ranks", "rank_metrics", "ultra_score_fn"]
+__all__ = ["evaluate", "filtered_ranks", "rank_metrics", "ultra_score_fn", "unseen_facts"]
 
 
 def ultra_score_fn(model: Ultra, data: Data) -> ScoreFn:
@@ -52,15 +59,44 @@ def filtered_ranks(model: Ultra, data: Data, triples: torch.Tensor, known_triple
                                batch_size=batch_size)
 
 
+def unseen_facts(graph: KnowledgeGraph, triples: torch.Tensor) -> torch.Tensor:
+    """(N,) bool mask of ``triples`` (N, 3) whose head, relation or tail never occurs in
+    ``graph``'s training facts (the graph message passing runs on)."""
+    triples = torch.as_tensor(triples).reshape(-1, 3)
+    train = graph.train
+    ent_seen = torch.zeros(graph.num_entities, dtype=torch.bool)
+    ent_seen[train[:, 0]] = True
+    ent_seen[train[:, 2]] = True
+    rel_seen = torch.zeros(graph.num_relations, dtype=torch.bool)
+    rel_seen[train[:, 1]] = True
+    return ~(ent_seen[triples[:, 0]] & rel_seen[triples[:, 1]] & ent_seen[triples[:, 2]])
+
+
 def evaluate(model: Ultra, graph: KnowledgeGraph, split: str = "test", *,
              triples: torch.Tensor | None = None, batch_size: int = 32,
-             data: Data | None = None) -> dict[str, float]:
-    """``{"mrr", "hits@1", "hits@3", "hits@10", "mrr_tail", "mrr_head"}`` on a graph's split.
+             data: Data | None = None, strict: bool = False) -> dict[str, float]:
+    """``{"mrr", "hits@1", "hits@3", "hits@10", "mrr_tail", "mrr_head", "n_unseen"}`` on a
+    graph's split.
 
     Message passing uses the graph's training facts (pass ``data`` to reuse a prepared graph).
+    ``n_unseen`` counts evaluated facts with an entity or relation absent from the training
+    facts: they are ranked (a warning says how many) unless ``strict=True``, which raises.
     """
     if not isinstance(model, Ultra):
         raise TypeError(f"model must be an Ultra, got {type(model).__name__}")
+    if not isinstance(strict, bool):
+        raise TypeError(f"strict must be a bool, got {strict!r}")
+    facts = graph.split(split) if triples is None else torch.as_tensor(triples).reshape(-1, 3)
+    n_unseen = int(unseen_facts(graph, facts).sum()) if len(facts) else 0
+    if n_unseen:
+        message = (f"{n_unseen} of {len(facts)} evaluated facts of graph {graph.name!r} have an "
+                   "entity or relation absent from its training facts; ULTRA has no edge to "
+                   "propagate from for them, so their ranks carry no information")
+        if strict:
+            raise ValueError(message + " (strict=True)")
+        warnings.warn(message, stacklevel=2)
     data = prepare_graph(graph) if data is None else data
-    return evaluate_link_prediction(ultra_score_fn(model, data), graph, split, triples=triples,
-                                    batch_size=batch_size)
+    out = evaluate_link_prediction(ultra_score_fn(model, data), graph, split, triples=triples,
+                                   batch_size=batch_size)
+    out["n_unseen"] = float(n_unseen)
+    return out

@@ -120,7 +120,10 @@ class UltraLinkPredictor:
         return self.predict_tails(graph, tail, relation, top_k=top_k, inverse=True)
 
     def evaluate(self, graph: KnowledgeGraph, split: str = "test", *,
-                 triples: torch.Tensor | None = None, batch_size: int = 32) -> dict[str, float]:
-        """Filtered MRR / Hits@1,3,10 (both directions) on ``graph``'s ``split``."""
+                 triples: torch.Tensor | None = None, batch_size: int = 32,
+                 strict: bool = False) -> dict[str, float]:
+        """Filtered MRR / Hits@1,3,10 (both directions) on ``graph``'s ``split``, plus
+        ``n_unseen`` (facts with an entity/relation absent from the training facts: a warning,
+        or ``ValueError`` with ``strict=True``)."""
         return evaluate(self.model, graph, split, triples=triples, batch_size=batch_size,
-                        data=self._data(graph))
+                        data=self._data(graph), strict=strict)

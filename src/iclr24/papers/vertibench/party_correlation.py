@@ -3,7 +3,8 @@
 VertiBench (Wu et al., ICLR 2024), Section 3.2 ("correlation-based split"), mirrored on the
 official ``CorrelationEvaluator``:
 
-* the feature correlation matrix R (Spearman by default; constant columns give NaN, set to 0);
+* the feature correlation matrix R (Spearman by default; constant columns give NaN, set to 0;
+  missing values are handled pairwise, as ``pandas.DataFrame.corr`` does in the official code);
 * Pcor of two parties = std of the singular values of the block R[i-block, j-block] (ddof 1),
   divided by sqrt(min(d_i, d_j)); a block with fewer than two singular values scores 0;
 * Icor = (1/K) sum_i [ (1/(K-1)) sum_{j != i} Pcor(j, i) - Pcor(i, i) ]: the mean inter-party
@@ -48,21 +49,36 @@ def _check_matrix(X: np.ndarray, name: str = "X") -> np.ndarray:
 
 
 def correlation_matrix(X: np.ndarray, method: str = "spearman") -> np.ndarray:
-    """Feature-feature correlation matrix with NaN (constant columns) replaced by 0.
+    """Feature-feature correlation matrix; undefined entries (a constant column) are 0.
 
     X: (n_samples, n_features); returns (n_features, n_features).
     ``method``: "spearman" (rank correlation with average ranks for ties, as pandas computes
     it) or "pearson".
+
+    Missing values (NaN) are handled pairwise, as the official evaluator does (it calls
+    ``pandas.DataFrame.corr``): each entry uses the rows where both columns are present (for
+    Spearman, ranked among those rows). A pair with fewer than 2 such rows is 0. A column with
+    fewer than 2 present values, or any infinite value, is refused.
     """
     X = _check_matrix(X)
     if X.shape[0] < 2:
         raise ValueError(f"X needs at least 2 samples to compute correlations; got {X.shape[0]}")
-    if method == "spearman":
-        Z = rankdata(X, axis=0)  # Spearman = Pearson on average ranks
-    elif method == "pearson":
-        Z = X
-    else:
+    if method not in ("spearman", "pearson"):
         raise ValueError(f"method must be 'spearman' or 'pearson'; got {method!r}")
+    if np.isinf(X).any():
+        cols = np.flatnonzero(np.isinf(X).any(axis=0)).tolist()
+        raise ValueError(f"X has infinite values in columns {cols}; correlations are undefined")
+    missing = np.isnan(X)
+    if missing.any():
+        present = (~missing).sum(axis=0)
+        if (present < 2).any():
+            cols = np.flatnonzero(present < 2).tolist()
+            raise ValueError(f"X columns {cols} have fewer than 2 non-NaN values")
+        import pandas as pd
+
+        corr = pd.DataFrame(X).corr(method=method, min_periods=2).to_numpy()
+        return np.nan_to_num(corr, nan=0.0)
+    Z = rankdata(X, axis=0) if method == "spearman" else X  # Spearman = Pearson on ranks
     with np.errstate(divide="ignore", invalid="ignore"):
         corr = np.corrcoef(Z, rowvar=False)
     corr = np.atleast_2d(corr)

@@ -170,7 +170,10 @@ class ImportanceSplitter(_SplitterBase):
                  rng: int | np.random.Generator | None = None,
                  allow_empty_party: bool = False) -> None:
         self.n_parties = _check_n_parties(n_parties)
-        if isinstance(alpha, (int, float, np.integer, np.floating)) and not isinstance(alpha, bool):
+        if isinstance(alpha, (bool, np.bool_)):
+            raise TypeError(f"alpha must be a positive float or a sequence of {self.n_parties} "
+                            f"positive floats; got the bool {alpha!r}")
+        if isinstance(alpha, (int, float, np.integer, np.floating)):
             if not np.isfinite(alpha) or alpha <= 0:
                 raise ValueError(f"alpha must be > 0 (a Dirichlet concentration); got {alpha!r}")
             weights = np.full(self.n_parties, float(alpha))
@@ -369,6 +372,11 @@ class CorrelationSplitter(_SplitterBase):
         if X.ndim != 2:
             raise ValueError(f"X must be a 2-D array (n_samples, n_features); got {X.shape}")
         d = _check_n_features(X.shape[1], self.n_parties, False)
+        if d == self.n_parties:
+            # a 1x1 block has one singular value, so every Pcor (and Icor) is 0 whatever the split
+            raise ValueError(f"X has {d} features for n_parties={self.n_parties}: one feature per "
+                             "party makes Icor 0 for every split, so the correlation split is "
+                             f"undefined; it needs at least {self.n_parties + 1} features")
         self.party_sizes_ = equal_party_sizes(d, self.n_parties)
         self.corr_ = correlation_matrix(X, self.corr_method)
         run = _pymoo_pieces()
@@ -394,7 +402,8 @@ class CorrelationSplitter(_SplitterBase):
         d = self.corr_.shape[0]
         if n_features is not None and n_features != d:
             raise ValueError(f"n_features={n_features} differs from the fitted {d} features")
-        if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating)) \
+        if isinstance(beta, (bool, np.bool_)) \
+                or not isinstance(beta, (int, float, np.integer, np.floating)) \
                 or not 0.0 <= beta <= 1.0:
             raise ValueError(f"beta must be a number in [0, 1]; got {beta!r}")
         target = beta * self.icor_max_ + (1 - beta) * self.icor_min_
@@ -410,7 +419,15 @@ class CorrelationSplitter(_SplitterBase):
 
     def split(self, *Xs: np.ndarray, beta: float = 0.5,
               indices: Sequence[np.ndarray] | None = None) -> list[list[np.ndarray]]:
-        """Split each matrix of ``Xs`` with the same indices for ``beta`` (fitted data)."""
+        """Split each matrix of ``Xs`` with the same indices for ``beta``. Every matrix must
+        have the fitted number of columns (the indices cover exactly those)."""
+        self._check_fitted()
+        d = self.corr_.shape[0]
+        for k, X in enumerate(Xs):
+            shape = np.shape(X)
+            if len(shape) != 2 or shape[1] != d:
+                raise ValueError(f"Xs[{k}] must have the {d} columns the splitter was fitted on; "
+                                 f"got shape {shape}")
         if indices is None:
             indices = self.split_indices(beta)
         return super().split(*Xs, indices=indices)
