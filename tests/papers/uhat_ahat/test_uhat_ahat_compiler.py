@@ -34,7 +34,7 @@ def test_uhat_exact_agreement_on_random_formulas(seed, depth):
         x = enc.run(w, "fraction")
         assert enc.accepts(w, "fraction") == ltl.holds(f, w)
         # every subformula's register is exactly its truth value at every position
-        for g, aff in enc.register_of.items():
+        for g, aff in enc.readout_of.items():
             vals = [aff.bias + sum(c * x[i, r] for r, c in aff.terms) for i in range(len(w))]
             assert all(isinstance(v, (Fraction, int)) for v in vals)
             assert vals == [Fraction(int(t)) for t in ltl.evaluate(g, w)]

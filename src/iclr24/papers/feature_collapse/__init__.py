@@ -13,7 +13,7 @@ How the code maps to it.
   LayerNorm, position-wise linear classifier, init / 1000), :func:`train_collapse_model` (SGD
   with separate weight decay on W and U, optional frozen random embedding), :func:`accuracy`.
 - :mod:`.collapse_metrics`: :func:`within_concept_ratio`, :func:`pca_spectrum_ratio`,
-  :func:`norm_frequency_spearman`, :func:`classifier_block_ratio`, :func:`layer_norm_rows`.
+  :func:`norm_frequency_spearman`, :func:`norm_spread`, :func:`classifier_block_ratio`, :func:`layer_norm_rows`.
 - ``claims.py``: ``collapse_generalization`` (Fig. 3: trainable vs frozen embedding) and
   ``layernorm_zipf`` (Fig. 4: Zipf frequencies, with and without LayerNorm).
 
@@ -31,6 +31,7 @@ from .collapse_metrics import (
     classifier_block_ratio,
     layer_norm_rows,
     norm_frequency_spearman,
+    norm_spread,
     pca_spectrum_ratio,
     within_concept_ratio,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "classifier_block_ratio",
     "layer_norm_rows",
     "norm_frequency_spearman",
+    "norm_spread",
     "pca_spectrum_ratio",
     "train_collapse_model",
     "within_concept_ratio",

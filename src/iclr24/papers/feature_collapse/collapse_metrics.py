@@ -11,6 +11,8 @@ The scalar summaries here are our proposal (the paper's exact statistic is not s
   points span an (n_c - 1)-dimensional affine set, so sigma_{n_c} -> 0);
 - ``norm_frequency_spearman(E, freq)``: rank correlation between ||e_w|| and mu_beta(w), the
   signature of the no-LayerNorm, long-tailed regime;
+- ``norm_spread(E)`` = std / mean of the row norms: the *size* of any norm variation (a rank
+  correlation also sees variations of 1e-5, e.g. LayerNorm's eps at tiny embeddings);
 - ``classifier_block_ratio(U, Z)``: the within-concept ratio of the blocks u_{k,l} grouped by
   z_{k,l}.
 """
@@ -20,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["classifier_block_ratio", "layer_norm_rows", "norm_frequency_spearman",
-           "pca_spectrum_ratio", "within_concept_ratio"]
+           "norm_spread", "pca_spectrum_ratio", "within_concept_ratio"]
 
 
 def _matrix(E, name: str) -> np.ndarray:
@@ -83,6 +85,14 @@ def norm_frequency_spearman(E, frequency) -> float:
     if np.ptp(norms) <= 1e-9 * max(norms.max(), 1e-300) or np.ptp(f) == 0:
         return 0.0  # a constant has no rank order: no dependence on frequency
     return float(spearmanr(norms, f).statistic)
+
+
+def norm_spread(E) -> float:
+    """Coefficient of variation std(||e_w||) / mean(||e_w||) of the row norms."""
+    norms = np.linalg.norm(_matrix(E, "E"), axis=1)
+    if norms.mean() == 0:
+        raise ValueError("all rows of E are zero: the spread is undefined")
+    return float(norms.std() / norms.mean())
 
 
 def classifier_block_ratio(U, Z) -> float:

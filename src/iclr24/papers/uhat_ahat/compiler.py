@@ -1,8 +1,8 @@
 """Compile LTL(Mon) (+ counting) formulas into hard-attention encoders (paper Thms. 1-2 via
 Kamp's theorem for LTL(Mon); the gadgets are ours where marked).
 
-One register per non-negation subformula, filled bottom-up; subformulas are scheduled as early as their
-inputs allow, so the depth follows the nesting of temporal / counting operators.
+One register per non-negation subformula, filled bottom-up; subformulas are scheduled as early
+as their inputs allow, so the depth follows the nesting of temporal / counting operators.
 
 1. Q_a: the letter's one-hot register. theta: its positional bit theta_n(i). Every subformula
    is an affine form over registers, so negation is free (!a = 1 - a, folded into whatever reads
@@ -44,9 +44,8 @@ __all__ = ["EPSILON", "PositionalFeature", "compile_ahat", "compile_uhat"]
 EPSILON = Fraction(1, 4)
 _ONE, _HALF = Fraction(1), Fraction(1, 2)
 
-
 _FEATURES = {
-        "first": lambda i, n: Fraction(int(i == 1)),
+    "first": lambda i, n: Fraction(int(i == 1)),
     "last": lambda i, n: Fraction(int(i == n)),
     "e_fwd": lambda i, n: EPSILON**i,  # eps^j
     "f_fwd": lambda i, n: Fraction(i, n) * EPSILON**i,  # (j/n) eps^j
@@ -288,7 +287,7 @@ def _compile(formula, alphabet, predicates, attention, causal_extension) -> Hard
     return HardAttentionEncoder(alphabet=alphabet, registers=b.registers, positional=b.positional,
                                 layers=b.layers(), output=out,
                                 attention="average" if attention == "average" else "unique",
-                                formula=formula, register_of={g: r for g, (r, _) in b.done.items()})
+                                formula=formula, readout_of={g: r for g, (r, _) in b.done.items()})
 
 
 def compile_uhat(formula, alphabet: Sequence[str],

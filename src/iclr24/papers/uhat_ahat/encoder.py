@@ -70,7 +70,8 @@ class HardAttentionEncoder:
     registers: names of all registers (width = len(registers));
     positional: (register, feature(i, n) -> Fraction) pairs, the positional encoding;
     layers: the layers, applied in order; output: the linear functional of position 1's final
-    vector that decides acceptance (> 1/2 accepts).
+    vector that decides acceptance (> 1/2 accepts); readout_of: every compiled subformula ->
+    the affine form over registers that holds its truth value (0/1) at each position.
     """
 
     alphabet: tuple[str, ...]
@@ -80,7 +81,7 @@ class HardAttentionEncoder:
     output: Linear
     attention: Literal["unique", "average"] = "unique"
     formula: object = None
-    register_of: dict = field(default_factory=dict)
+    readout_of: dict = field(default_factory=dict)
 
     @property
     def depth(self) -> int:
