@@ -106,7 +106,7 @@ def dog_coverage(scale: Scale, seed: int, progress) -> Measurement:
         figure=_coverage_figure(table),
         tables={"coverage_per_tau": table, "per_seed": rows},
         notes="Absolute coverage is far below the paper's 90-95 %: a 0.4 M-parameter network "
-              "trained for a few hundred CPU steps on synthetic images, not ImageNet models. "
+              "trained for 100 CPU steps (small) on synthetic images, not ImageNet models. "
               "Not thresholded; the rule compares against controls measured in this run.",
     )
 
@@ -144,7 +144,7 @@ def cluster_structure(scale: Scale, seed: int, progress) -> Measurement:
     matched when its mean normalised kernel has cosine >= 0.8 with a DoG-family template.
     ``matched_gap`` = matched clusters (trained) - matched clusters (init), paired by seed."""
     bank, labels = dog_template_bank(7)
-    ae_steps = sizes(scale, smoke=200, small=1500, full=3000)
+    ae_steps = sizes(scale, smoke=100, small=1500, full=3000)
     seeds = _seeds(scale, seed)
     rows, clusters = [], []
     for i, s in enumerate(seeds):
