@@ -3,7 +3,6 @@
 import math
 
 import numpy as np
-
 import pytest
 
 from iclr24.claims import Measurement, Scale

@@ -46,3 +46,47 @@ def test_convergence_rule_is_an_equivalence_test_on_the_interval():
     assert verdict([1.0, 1.03, 0.99]) == "inconclusive"
     assert verdict([1.001, 1.0005, 1.002]) == "holds"
     assert convergence.verdict({"q8_loss_ratio": 0.95}, Scale.SMOKE) == "fails"
+
+
+def test_comm_volume_rule_does_not_hold_with_the_switches_off():
+    """Negative control: 'ZeRO++' run with qwZ, hpZ and qgZ off (ZeRO-3 passed as the method)
+    moves as many cross-node bytes as ZeRO-3, measured by the ledger: the rule fails."""
+    import torch
+
+    from iclr24.papers.zeropp import CROSS, CommLedger, Topology, ZeroPPConfig
+    from iclr24.papers.zeropp.training_runs import mlp, one_step_job, run_job
+
+    topo = Topology(4, 2)
+    sizes = [32, 32, 32]
+    init = mlp(sizes, 0).state_dict()
+    g = torch.Generator().manual_seed(0)
+    batch = (torch.randn(8, 32, generator=g), torch.randint(0, 32, (8,), generator=g))
+    per_rank = run_job(one_step_job, topo, (sizes, init, [ZeroPPConfig.zero3()] * 2, batch))
+    egress = []
+    for i in range(2):
+        ledger = CommLedger(topo)
+        for r in per_rank:
+            ledger.absorb(r[i]["ledger"])
+        egress.append(sum(ledger.egress_per_node(CROSS)))
+    metrics = {"max_rel_err_vs_formula": 0.0, "measured_ratio": egress[0] / egress[1]}
+    assert metrics["measured_ratio"] == pytest.approx(1.0)
+    assert comm_volume.verdict(metrics, Scale.SMALL) == "fails"
+
+
+def test_block_quantization_rule_does_not_hold_without_blocks():
+    """Negative control: 'blocks' as large as the tensor (the key step removed) give the
+    per-tensor error, a ratio of 1: the rule fails."""
+    import torch
+
+    from iclr24.papers.zeropp.claims import _relative_error
+
+    g = torch.Generator().manual_seed(0)
+    tensors = [torch.randn(64, 256, generator=g) * torch.rand(64, 1, generator=g),
+               torch.randn(256, generator=g)]
+    ratios = {}
+    for kind in ("weight", "grad"):
+        whole = _relative_error(tensors, 8, None)
+        no_blocks = _relative_error(tensors, 8, max(t.numel() for t in tensors))
+        ratios[f"{kind}_ratio_int8"] = whole / no_blocks
+    assert ratios["weight_ratio_int8"] == pytest.approx(1.0)
+    assert block_quantization_error.verdict(ratios, Scale.SMALL) == "fails"

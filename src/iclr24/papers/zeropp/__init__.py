@@ -32,6 +32,8 @@ byte accounting                             :class:`CommLedger` (by phase, intra
 multi-process jobs                          :func:`launch`, :func:`init_distributed`,
                                             ``python -m iclr24.papers.zeropp.launch``
 single-process simulator                    :func:`run_simulated`
+DeepSpeed as a reference (ZeRO-3, hpZ)      :func:`deepspeed_step_job`, :func:`record_collectives`,
+                                            :func:`ring_cross_node_egress` (``[deepspeed]`` extra)
 ==========================================  ====================================================
 
 Quick start (4 virtual ranks on 2 simulated nodes, no processes)::
@@ -95,6 +97,12 @@ from .collectives import (
     ring_reduce_scatter,
 )
 from .comm_ledger import CROSS, INTRA, CommLedger
+from .deepspeed_reference import (
+    CollectiveRecord,
+    deepspeed_step_job,
+    record_collectives,
+    ring_cross_node_egress,
+)
 from .engine import ZeroPPConfig, ZeroPPEngine
 from .launcher import RankFailedError, find_free_port, init_distributed, launch
 from .simulator import SimulatedRankError, run_simulated, simulate_hierarchical_reduce
@@ -113,6 +121,7 @@ __all__ = [
     "INTRA",
     "BlockQuantCodec",
     "CastCodec",
+    "CollectiveRecord",
     "CollectiveTimeout",
     "CommLedger",
     "Communicator",
@@ -130,6 +139,7 @@ __all__ = [
     "block_dequantize",
     "block_quantize",
     "cross_node_volume",
+    "deepspeed_step_job",
     "find_free_port",
     "hierarchical_all_to_all_reduce",
     "init_distributed",
@@ -139,9 +149,11 @@ __all__ = [
     "qgz_slice_order",
     "quantized_all_gather",
     "quantized_nbytes",
+    "record_collectives",
     "reference_reduce_scatter",
     "relative_quantization_error",
     "ring_all_gather",
+    "ring_cross_node_egress",
     "ring_reduce_scatter",
     "run_simulated",
     "simulate_hierarchical_reduce",
