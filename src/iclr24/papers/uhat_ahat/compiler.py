@@ -34,10 +34,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from . import ltl
 from .encoder import AttentionHead, EncoderLayer, FeedForward, HardAttentionEncoder, Linear
 from .predicates import NumericalPredicate, predicate_table
+
+if TYPE_CHECKING:
+    from .fo import FOFormula
 
 __all__ = ["EPSILON", "PositionalFeature", "compile_ahat", "compile_uhat"]
 
@@ -290,14 +294,14 @@ def _compile(formula, alphabet, predicates, attention, causal_extension) -> Hard
                                 formula=formula, readout_of={g: r for g, (r, _) in b.done.items()})
 
 
-def compile_uhat(formula, alphabet: Sequence[str],
+def compile_uhat(formula: str | ltl.Formula | FOFormula, alphabet: Sequence[str],
                  predicates: Mapping[str, NumericalPredicate] | None = None) -> HardAttentionEncoder:
     """Compile an LTL(Mon) formula (text, LTL node, or guarded FO formula) into a UHAT encoder
     (unique hard attention, leftmost maximiser). Counting atoms are rejected."""
     return _compile(formula, alphabet, predicates, "unique", False)
 
 
-def compile_ahat(formula, alphabet: Sequence[str],
+def compile_ahat(formula: str | ltl.Formula | FOFormula, alphabet: Sequence[str],
                  predicates: Mapping[str, NumericalPredicate] | None = None,
                  causal_extension: bool = False) -> HardAttentionEncoder:
     """Compile LTL(Mon) + counting atoms into an AHAT encoder (average hard attention).
