@@ -7,7 +7,7 @@ as their inputs allow, so the depth follows the nesting of temporal / counting o
 1. Q_a: the letter's one-hot register. theta: its positional bit theta_n(i). Every subformula
    is an affine form over registers, so negation is free (!a = 1 - a, folded into whatever reads
    it); & and | are FFN gates on {0, 1}: a & b = ReLU(a + b - 1), a | b = a + b - ReLU(a + b - 1).
-2. phi U psi (UHAT; our gadget, as in the spec). An FFN forms P_j = psi_j | !phi_j and the
+2. phi U psi (UHAT; our gadget, not the paper's). An FFN forms P_j = psi_j | !phi_j and the
    bounded products P_j e_j, P_j f_j with e_j = eps^j, f_j = (j/n) eps^j (eps = 1/4) from the PE.
    Query (1, -c_i) with c_i = (i + 1/2)/n and key (P_j f_j, P_j e_j) give
    s_ij = P_j eps^j (j - i - 1/2)/n: positive exactly at P-positions after i and strictly
