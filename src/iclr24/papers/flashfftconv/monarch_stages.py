@@ -116,8 +116,16 @@ def stages_forward(stages: Sequence[MonarchStage], z: torch.Tensor) -> torch.Ten
         if st.fwd_tw is None:
             y = torch.bmm(st.fwd, y)                           # G_m[k_<m] · A
         else:
-            y = torch.matmul(st.fwd, y * st.fwd_tw)            # F_{N_m} · (twiddle ⊙ A)
+            y = _shared_matmul(st.fwd, y * st.fwd_tw)          # F_{N_m} · (twiddle ⊙ A)
     return y.reshape(-1, rows)
+
+
+def _shared_matmul(mat: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """``mat @ y[p]`` for every p; y: (P, n, X). With few columns X (long sequences, few rows)
+    P small GEMMs would be matrix-vector products, so compute one GEMM ``(P·X, n) @ matᵀ``."""
+    if y.shape[-1] >= mat.shape[0]:
+        return torch.matmul(mat, y)
+    return torch.matmul(y.transpose(1, 2), mat.T).transpose(1, 2)
 
 
 def stages_inverse(stages: Sequence[MonarchStage], y: torch.Tensor) -> torch.Tensor:
@@ -128,7 +136,7 @@ def stages_inverse(stages: Sequence[MonarchStage], y: torch.Tensor) -> torch.Ten
         if st.inv_tw is None:
             y = torch.bmm(st.inv, y)                           # G_m^H
         else:
-            y = torch.matmul(st.inv, y) * st.inv_tw            # conj twiddle ⊙ (F^H · Y)
+            y = _shared_matmul(st.inv, y) * st.inv_tw          # conj twiddle ⊙ (F^H · Y)
     first = stages[0]
     y = first.inv @ y.reshape(first.size, -1)                  # kept half of the time digit n_1
     return y.reshape(-1, rows)
