@@ -73,7 +73,7 @@ def cluster_kernels(kernels, latent_dim: int = 2, n_clusters: int = 10, seed: in
     live kernels (N, k, k) and k-means (scikit-learn) their latent codes."""
     from sklearn.cluster import KMeans
 
-    from iclr24.kits.threads import torch_threads
+    from iclr24.kits.threads import single_threaded, torch_threads
 
     k = as_kernel_array(kernels)
     flat = k.reshape(len(k), -1)
@@ -96,7 +96,8 @@ def cluster_kernels(kernels, latent_dim: int = 2, n_clusters: int = 10, seed: in
             opt.step()
         with torch.no_grad():
             z = ae(x)[1].numpy().astype(np.float64)
-    km = KMeans(n_clusters=n_clusters, n_init=10, random_state=seed).fit(z)
+    with single_threaded():  # 448 two-dimensional points: OpenMP threads would only spin
+        km = KMeans(n_clusters=n_clusters, n_init=10, random_state=seed).fit(z)
     assign = km.labels_
     cents = np.stack([live[assign == c].mean(0) if np.any(assign == c) else np.zeros(live.shape[1])
                       for c in range(n_clusters)]).reshape(n_clusters, *k.shape[1:])
