@@ -39,7 +39,9 @@ def test_smoke_pretrained_lm_claim_runs():
 def test_beats_gzip_smoke_reports_rate_against_training_bytes():
     m = C.beats_gzip(Scale.SMOKE, 0)
     curve = m.tables["rate_vs_training_bytes"]
-    assert [r["phase"] for r in curve] == ["short"] * 3 + ["full"] * 3
+    phases = [r["phase"] for r in curve]
+    assert phases[0] == "short" and phases[-1] == "full" and phases == sorted(phases,
+                                                                              reverse=True)
     seen = [r["train_bytes"] for r in curve]
     assert seen == sorted(seen) and seen[-1] == m.metrics["transformer_train_bytes"]
     assert all(0 < r["heldout_ideal_rate"] < 2 for r in curve)
