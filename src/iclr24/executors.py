@@ -213,8 +213,10 @@ class LocalPool:
     def _spawn(self) -> _Worker:
         ctx = mp.get_context("spawn")
         parent, child = ctx.Pipe(duplex=True)
+        # not a daemon: claims may start processes of their own (gloo ranks, DeepSpeed), which
+        # daemonic processes may not; a worker whose parent died exits on its broken pipe
         process = ctx.Process(target=_worker_main, args=(child, self.threads_per_worker),
-                              daemon=True, name="iclr24-worker")
+                              daemon=False, name="iclr24-worker")
         process.start()
         child.close()
         return _Worker(process, parent)

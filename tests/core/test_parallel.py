@@ -63,6 +63,14 @@ def test_a_worker_killed_by_sigkill_is_an_error_record_and_the_run_goes_on(
     assert got["holds_claim"]["verdict"] == "holds" and got["scaled_claim"]["verdict"] == "holds"
 
 
+@pytest.mark.timeout(240)
+def test_a_claim_may_start_processes_inside_a_worker(fake_registry, tmp_path, monkeypatch):
+    monkeypatch.setenv("ALPHA_CHILD", "1")  # estimate_claim spawns a child process
+    _, doc = run_alpha(tmp_path, "--jobs", "2", "--claim", "estimate_claim")
+    (rec,) = doc["results"]
+    assert rec["verdict"] == "inconclusive", rec["error"]
+
+
 def test_bad_jobs_and_executor_are_usage_errors(fake_registry, tmp_path):
     for args, message in ((["--jobs", "0"], "--jobs must be a positive integer or 'auto'"),
                           (["--jobs", "many"], "--jobs must be a positive integer"),

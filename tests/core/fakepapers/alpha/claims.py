@@ -49,6 +49,13 @@ def estimate_claim(scale: Scale, seed: int) -> Measurement:
         import signal
 
         os.kill(os.getpid(), signal.SIGKILL)  # a worker dying mid-claim (tests of --jobs)
+    if os.environ.get("ALPHA_CHILD"):  # a claim that starts a process of its own
+        import multiprocessing
+
+        child = multiprocessing.get_context("spawn").Process(target=os.getpid)
+        child.start()
+        child.join()
+        assert child.exitcode == 0
     draws = np.random.default_rng(seed).normal(0.0, 1.0, size=5)
     return Measurement(metrics={"gain": Estimate.mean_of(draws - draws.mean() + 0.1),
                                 "spread": float(draws.std())})
