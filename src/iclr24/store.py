@@ -22,6 +22,7 @@ import json
 import math
 import os
 import sqlite3
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
@@ -172,8 +173,16 @@ class ResultStore:
         except OSError as exc:
             raise StoreError(f"cannot create the store's folder {str(self.path.parent)!r}: "
                              f"{exc.strerror or exc}") from None
-        with self._connect() as conn:
-            self._migrate(conn)
+        deadline = time.monotonic() + 60.0
+        while True:  # two processes creating one store race for the journal-mode switch
+            try:
+                with self._connect() as conn:
+                    self._migrate(conn)
+                break
+            except StoreError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -197,12 +206,15 @@ class ResultStore:
         new table is filled from the old one, the old one dropped and the new one renamed, all
         inside the same transaction, so an interruption leaves the version-1 store untouched.
         """
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"store {str(self.path)!r} has schema version {version}, newer "
+                             f"than this iclr24 understands ({SCHEMA_VERSION}); upgrade iclr24")
+        if version == SCHEMA_VERSION:
+            return  # the common case takes no write lock: concurrent openers do not queue
         conn.execute("BEGIN IMMEDIATE")
         try:
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                raise StoreError(f"store {str(self.path)!r} has schema version {version}, newer "
-                                 f"than this iclr24 understands ({SCHEMA_VERSION}); upgrade iclr24")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]  # another process
             has_table = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
                                      "name = 'results'").fetchone() is not None
             if version < SCHEMA_VERSION and not has_table:
