@@ -165,7 +165,7 @@ def _worker_main(conn: Connection, threads: int) -> None:
             return
         _limit_threads(task.cpus)
 
-        def progress(fraction: float, message: str = "", _task: ClaimTask = task) -> None:
+        def progress(fraction: float, message: str = "") -> None:
             conn.send(("progress", float(fraction), str(message)))
 
         record = execute(task, progress=progress)
