@@ -1,8 +1,10 @@
 """Smoke runs of the EMO claims: finite metrics, everything the rule names, a verdict."""
 
 import ast
+import dataclasses
 import math
 
+import numpy as np
 import pytest
 
 from iclr24.claims import Measurement, Scale
@@ -77,6 +79,11 @@ def test_reverse_kl_negative_control_measured_with_mle_as_emo():
     assert mle.size == 3 and result.per_seed("emo", "reverse_kl", 2).size == 3
     assert reverse_kl.verdict({"delta_reverse_kl": seed_difference(mle, mle)},
                               Scale.SMALL) == "fails"
+    # the sweep on the first two seeds only repeats those seeds' numbers exactly
+    part = run_finetuning_comparison(dataclasses.replace(cfg, budget_seeds=2), 0)
+    np.testing.assert_array_equal(part.per_seed("emo", "reverse_kl", 2),
+                                  result.per_seed("emo", "reverse_kl", 2)[:2])
+    np.testing.assert_array_equal(part.per_seed("mle", "reverse_kl"), mle)
 
 
 def test_bound_exact_negative_control_cross_entropy_as_demd():
@@ -102,3 +109,11 @@ def test_bound_exact_negative_control_cross_entropy_as_demd():
         "max_soft_bound_violation": 0.0,
     }
     assert bound_exact.verdict(metrics, Scale.SMALL) == "fails"
+
+
+@pytest.mark.parametrize("bad", [0, 4, 1.5, True])
+def test_budget_seeds_must_be_a_count_of_seeds(bad):
+    from iclr24.papers.emo.comparison import ComparisonConfig
+
+    with pytest.raises(ValueError, match="budget_seeds"):
+        ComparisonConfig(n_seeds=3, budget_seeds=bad)

@@ -76,6 +76,7 @@ class ComparisonConfig:
     n_seeds: int = 5
     oracle_ablation: bool = True
     budget_epochs: tuple[int, ...] = ()    # extra MLE/EMO fine-tuning budgets (epochs)
+    budget_seeds: int | None = None        # the sweep runs on the first k seeds (None: all)
 
     def __post_init__(self) -> None:
         for name in ("n_clusters", "n_synonyms", "length", "pretrain_sequences",
@@ -88,6 +89,11 @@ class ComparisonConfig:
         if any(not isinstance(e, int) or isinstance(e, bool) or e < 1
                for e in self.budget_epochs):
             raise ValueError(f"budget_epochs must hold positive ints, got {self.budget_epochs!r}")
+        if self.budget_seeds is not None and (
+                not isinstance(self.budget_seeds, int) or isinstance(self.budget_seeds, bool)
+                or not 1 <= self.budget_seeds <= self.n_seeds):
+            raise ValueError(f"budget_seeds must be None or an int in 1..n_seeds "
+                             f"({self.n_seeds}), got {self.budget_seeds!r}")
 
 
 @dataclass
@@ -153,7 +159,9 @@ def run_finetuning_comparison(config: ComparisonConfig, seed: int,
 
     methods = list(METHODS) + (["emo_oracle"] if config.oracle_ablation else [])
     budgets = [e for e in dict.fromkeys(config.budget_epochs) if e != config.finetune.epochs]
-    n_units = 1 + config.n_seeds * (len(methods) + 2 * sum(budgets) / config.finetune.epochs)
+    n_budget_seeds = config.n_seeds if config.budget_seeds is None else config.budget_seeds
+    n_units = 1 + config.n_seeds * len(methods) \
+        + n_budget_seeds * 2 * sum(budgets) / config.finetune.epochs
     model, pretrain_loss = pretrain_on_language(
         lang_a, config, seed,
         progress=lambda f, m="": report(f / n_units, f"pretraining: {m}"))
@@ -191,7 +199,7 @@ def run_finetuning_comparison(config: ComparisonConfig, seed: int,
             done += 1
             report(done / n_units, f"seed {r + 1}/{config.n_seeds}: {name} fine-tuned")
         rows.append(row)
-        for epochs in budgets:                 # the budget sweep: same data, order seed, init
+        for epochs in budgets if r < n_budget_seeds else ():  # the sweep: same data, order, init
             brow: dict[str, dict[str, float]] = {}
             for name in ("mle", "emo"):
                 model.load_state_dict(state)
