@@ -125,23 +125,38 @@ def run_one(paper: Paper, claim: Claim, scale: Scale | str, seed: int,
     except Exception as exc:  # a claim without a rule for this scale is the claim's error
         return Record(verdict="error", metrics={}, rule="", duration_s=0.0, error=str(exc), **base)
     seed_everything(seed)
-    t0, c0 = time.perf_counter(), time.process_time()
+    t0, c0 = time.perf_counter(), cpu_seconds()
     try:
         measurement: Measurement = claim(scale, seed, progress=progress)
-        duration, cpu = time.perf_counter() - t0, time.process_time() - c0
+        duration, cpu = time.perf_counter() - t0, cpu_seconds() - c0
         verdict = claim.verdict(measurement.metrics, scale)
         png = figure_to_png(measurement.figure)
     except KeyboardInterrupt:
         raise
     except Exception:
         return Record(verdict="error", metrics={}, rule=rule_text,
-                      duration_s=time.perf_counter() - t0, cpu_s=time.process_time() - c0,
+                      duration_s=time.perf_counter() - t0, cpu_s=cpu_seconds() - c0,
                       error=traceback.format_exc(), **base)
     finally:
         _close_figures()
     return Record(verdict=verdict, metrics=dict(measurement.metrics), rule=rule_text,
                   duration_s=duration, cpu_s=cpu, tables=_plain_tables(measurement.tables),
                   notes=measurement.notes, figure_png=png, **base)
+
+
+def cpu_seconds() -> float:
+    """CPU seconds (user + system) of this process and of every child it has waited for.
+
+    A claim that starts processes of its own (DeepSpeed's gloo ranks, a sandbox) spends its CPU
+    there; ``time.process_time`` alone would report the parent's few seconds. Children still
+    running (a persistent joblib pool) are not counted until they are reaped.
+    """
+    try:
+        import resource
+    except ImportError:  # not POSIX: this process only
+        return time.process_time()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def _plain_tables(tables: object) -> dict[str, list[dict]]:

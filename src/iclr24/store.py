@@ -12,8 +12,8 @@ Schema history:
 1. the first release: verdicts holds/fails/error, metrics as numbers.
 2. verdict ``inconclusive``; ``estimates`` (JSON name -> {value, low, high, n, confidence,
    method}) beside ``metrics`` (which keeps each estimate's point value, so plain SQL still reads
-   one number per metric); ``cpu_s``, the CPU seconds the claim's process used (NULL for rows
-   migrated from version 1).
+   one number per metric); ``cpu_s``, the CPU seconds the claim's process and the child
+   processes it waited for used (NULL for rows migrated from version 1).
 """
 
 from __future__ import annotations

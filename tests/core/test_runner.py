@@ -8,7 +8,7 @@ from matplotlib.figure import Figure
 
 from iclr24.claims import Measurement, Scale, claim
 from iclr24.registry import Paper
-from iclr24.runner import environment, figure_to_png, run_one, seed_everything
+from iclr24.runner import cpu_seconds, environment, figure_to_png, run_one, seed_everything
 
 PAPER = Paper(slug="alpha", title="Alpha", area="t", seed_file="", seed_position=0)
 
@@ -55,3 +55,17 @@ def test_run_one_verdicts_and_errors():
 def test_environment_has_versions():
     env = environment()
     assert {"python", "numpy", "torch"} <= set(env)
+
+
+def test_cpu_seconds_counts_the_children_a_claim_waited_for():
+    """A claim whose work runs in child processes (DeepSpeed ranks) reports their CPU too."""
+    import subprocess
+    import sys
+    import time
+
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.4: pass"
+    c0, p0 = cpu_seconds(), time.process_time()
+    subprocess.run([sys.executable, "-c", burn], check=True)
+    assert cpu_seconds() - c0 >= 0.35
+    assert time.process_time() - p0 < 0.2  # the parent itself only waited
+
