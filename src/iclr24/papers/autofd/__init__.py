@@ -36,6 +36,8 @@ How the code maps to the paper:
                                  no jax.jit/vmap *over* Function arguments; jit the result).
     applications.py    Sec. 4    brachistochrone functional, LDA exchange, von Weizsaecker,
                                  nonlocal energy, neural-functional kernel layer.
+    compile_cache.py             compiled programs cached by the structure of the graph (a
+                                 new Function of the same structure reuses the program).
     quadrature.py                Gauss-Legendre, x = s^2 substitution, product grids.
     claims.py                    exact_derivatives, brachistochrone, call_cache.
 
@@ -45,8 +47,9 @@ uses the hijax extension API of the pinned JAX 0.10.2. ``integrate`` without a g
 instead of returning a dummy 0; ``partial`` is not transposable (its adjoint is a Dirac delta)
 and says so; compose is not transposable with respect to its outer function (needs an
 inverse), as in the paper. The call cache memoizes calls within one top-level evaluation
-(keyed by argument identity, tracers included) and concrete top-level calls run through
-``jax.jit``, instead of a global LRU cache of jaxprs. Scaled down in the claims: the
+(keyed by argument identity, tracers included) and concrete top-level calls and integrals run
+through ``jax.jit`` programs cached by the graph's *structure* (an LRU of 256), instead of a
+global LRU cache of jaxprs keyed by function hash. Scaled down in the claims: the
 brachistochrone MLP is 2x32 (paper 3x128) trained 5000 steps (paper 10 000), on a
 singularity-aware grid instead of the notebook's biased uniform grid; the neural functional
 uses 3 steps on 100-node grids (smoke: 30). Side effect of importing this package: Function is
@@ -66,6 +69,7 @@ from .applications import (
     von_weizsacker,
 )
 from .autodiff import functional_grad, functional_jvp, functional_value_and_grad
+from .compile_cache import CompileCacheInfo, clear_compile_cache, compile_cache_info
 from .function import (
     CallCounter,
     Function,
@@ -101,6 +105,7 @@ from .rules import NotTransposableError
 __all__ = [
     "LDA_EXCHANGE_CONSTANT",
     "CallCounter",
+    "CompileCacheInfo",
     "Function",
     "FunctionType",
     "Grid",
@@ -112,6 +117,8 @@ __all__ = [
     "brachistochrone_travel_time",
     "broadcast_arg",
     "call_cache",
+    "clear_compile_cache",
+    "compile_cache_info",
     "compose",
     "constant",
     "count_calls",

@@ -33,7 +33,14 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from .function import Function, next_uid, specs_match, with_grid
+from .function import (
+    Function,
+    eval_guard,
+    next_uid,
+    point_evaluation_message,
+    specs_match,
+    with_grid,
+)
 from .operators import _IntegralHook, add, constant, integral_hook, integrate, zeros_like
 from .rules import jvp_rules, transpose_rules
 
@@ -186,10 +193,40 @@ def _prepare(args: tuple[Any, ...], argnums: int, who: str
     return leaves, treedef, aliases, tuple(new_args), marker
 
 
-def _run_recording(F: Callable[..., Any], args: tuple[Any, ...], who: str
-                   ) -> tuple[Any, _IntegralHook]:
+def _point_guard(targets: set[int], min_uid: int, who: str) -> Callable[[Function], None]:
+    """Raise when F evaluates (outside the operators) a Function that depends on a target."""
+    memo: dict[int, bool] = {}
+
+    def depends(root: Function) -> bool:
+        stack = [root]
+        while stack:
+            node = stack[-1]
+            if id(node) in memo:
+                stack.pop()
+                continue
+            if id(node) in targets:
+                memo[id(node)] = True
+            elif node.uid < min_uid:
+                memo[id(node)] = False
+            else:
+                todo = [op for op in node.operands if id(op) not in memo]
+                if todo:
+                    stack.extend(todo)
+                    continue
+                memo[id(node)] = any(memo[id(op)] for op in node.operands)
+            stack.pop()
+        return memo[id(root)]
+
+    def check(fn: Function) -> None:
+        if depends(fn):
+            raise TypeError(point_evaluation_message(who, fn.name))
+    return check
+
+
+def _run_recording(F: Callable[..., Any], args: tuple[Any, ...], who: str,
+                   targets: set[int], min_uid: int) -> tuple[Any, _IntegralHook]:
     hook = _IntegralHook()
-    with integral_hook(hook):
+    with integral_hook(hook), eval_guard(_point_guard(targets, min_uid, who)):
         out = F(*args)
     _check_scalar(out, who)
     return out, hook
@@ -221,8 +258,8 @@ def functional_value_and_grad(F: Callable[..., Any], argnums: int = 0
 
     def value_and_grad(*args: Any) -> tuple[Any, Any]:
         leaves, treedef, aliases, new_args, marker = _prepare(args, argnums, who)
-        out, hook = _run_recording(F, new_args, who)
         targets = {id(a): i for i, a in enumerate(aliases)}
+        out, hook = _run_recording(F, new_args, who, set(targets), marker)
         integrands = [g for g, _, _ in hook.records]
         dep, order = _postorder(integrands, targets, marker)
         cts = _integral_cotangents(F, new_args, [v for _, _, v in hook.records])
@@ -306,7 +343,7 @@ def functional_jvp(F: Callable[..., Any], primals: Sequence[Any], tangents: Sequ
                                 "must be None")
             new_args.append(p)
     who = "functional_jvp"
-    out, hook = _run_recording(F, tuple(new_args), who)
+    out, hook = _run_recording(F, tuple(new_args), who, set(seeds), marker)
     integrands = [g for g, _, _ in hook.records]
     targets = {k: 0 for k in seeds}
     dep, order = _postorder(integrands, targets, marker)

@@ -198,6 +198,32 @@ _COUNTER: contextvars.ContextVar[CallCounter | None] = contextvars.ContextVar(
     "autofd_counter", default=None)
 _SCOPE: contextvars.ContextVar[_EvalScope | None] = contextvars.ContextVar(
     "autofd_scope", default=None)
+# set while a functional is being differentiated: called with every Function that is
+# evaluated at points outside the operators (see autodiff.py)
+_EVAL_GUARD: contextvars.ContextVar[Callable[[Function], None] | None] = contextvars.ContextVar(
+    "autofd_eval_guard", default=None)
+
+
+@contextlib.contextmanager
+def eval_guard(check: Callable[[Function], None] | None) -> Iterator[None]:
+    """Install (or, with None, suspend) the point-evaluation check inside the block."""
+    token = _EVAL_GUARD.set(check)
+    try:
+        yield
+    finally:
+        _EVAL_GUARD.reset(token)
+
+
+def point_evaluation_message(who: str, name: str) -> str:
+    """Why evaluating the differentiated function at points inside a functional is refused."""
+    return (f"{who}: the functional evaluates {name}, which depends on the function being "
+            "differentiated, at points (as in u(0.3) or jnp.sum(w * jax.vmap(u)(x) ** 2)). "
+            "autofd differentiates only what its operators build, so this derivative cannot "
+            "be formed (functional_grad would return the zero function). For an integral use integrate(...) with the nodes and "
+            "weights as a Grid (integrate(u ** 2, grid=Grid((x,), (w,))) or "
+            "with_grid(u, grid)); a point value u(x0) has a Dirac-delta derivative, which is "
+            "not a Function: integrate against a narrow kernel instead, or take directional "
+            "derivatives with functional_jvp(F, (u,), (du,)) and invoke(u, x0).")
 
 
 @contextlib.contextmanager
@@ -243,9 +269,43 @@ class _EvalScope:
             if fn.op == "leaf":
                 counter.leaf += 1
         out = fn.body(*args)
+        if fn.op == "leaf":
+            check_return(fn, out)
         if self.enabled:
             self.memo[key] = (args, out)
         return out
+
+
+def _kind(dtype: Any) -> str:
+    for kind, parent in (("bool", np.bool_), ("integer", np.integer),
+                         ("floating", np.floating), ("complex", np.complexfloating)):
+        if jnp.issubdtype(dtype, parent):
+            return kind
+    return str(dtype)
+
+
+def check_return(fn: Function, out: Any) -> None:
+    """Raise if a body's value does not match ``fn.ret_spec`` (shape, and dtype kind).
+
+    Checked on every evaluation of a user body, which under ``jax.jit`` / ``jax.vmap`` means
+    once per trace (shapes are static). Float widths may differ (float32 vs float64 follows
+    JAX's x64 setting); bool / integer / floating / complex may not.
+    """
+    spec = fn.ret_spec
+    leaves, tree = jax.tree_util.tree_flatten(out)
+    try:
+        got = [Spec(jnp.shape(a), jnp.result_type(a)) for a in leaves]
+    except TypeError:
+        raise TypeError(f"{fn.name} returned a {type(out).__name__}, but its ret_spec is "
+                        f"{spec!r}: a body must return arrays") from None
+    want, tree_want = jax.tree_util.tree_flatten(spec, is_leaf=lambda s: isinstance(s, Spec))
+    ok = tree == tree_want and all(
+        g.shape == w.shape and _kind(g.dtype) == _kind(w.dtype) for g, w in zip(got, want))
+    if not ok:
+        shown = jax.tree_util.tree_unflatten(tree, got)
+        raise ValueError(f"{fn.name} returned {shown!r} but its ret_spec is {spec!r}: the body "
+                         "must return the declared shape (and a dtype of the same kind); fix "
+                         "the body or declare ret_spec to match")
 
 
 # --------------------------------------------------------------------------------------------
@@ -281,6 +341,7 @@ class Function:
         "__weakref__",
         "arg_spec",
         "body",
+        "fingerprint",
         "grid",
         "name",
         "op",
@@ -330,6 +391,7 @@ class Function:
         self.params = params
         self.name = name
         self.uid = next_uid()
+        self.fingerprint: Any = None  # memo of compile_cache.fingerprint
 
     @classmethod
     def node(cls, op: str, operands: Sequence[Function], params: dict[str, Any],
@@ -370,6 +432,9 @@ class Function:
         scope = _SCOPE.get()
         if scope is not None:
             return scope.call(self, args)
+        guard = _EVAL_GUARD.get()
+        if guard is not None:
+            guard(self)
         if not any(isinstance(a, jax.core.Tracer) for a in args):
             # a concrete top-level call runs through jax.jit: one compiled program for the
             # whole graph (traced once, with the call cache) instead of op-by-op dispatch
@@ -386,6 +451,12 @@ class Function:
 
     @property
     def _compiled(self) -> Callable[..., Any]:
+        """``jax.jit(self._evaluate)``, shared by every Function with the same structure."""
+        if _COUNTER.get() is None:
+            from .compile_cache import cached_program
+            program = cached_program(("call",), self, lambda: jax.jit(self._evaluate))
+            if program is not None:
+                return program
         jitted = _JIT_CACHE.get(self)
         if jitted is None:
             jitted = jax.jit(self._evaluate)

@@ -30,9 +30,12 @@ What works on JAX 0.10.2 and what cannot:
 * ``jax.vmap`` over Functions and nested ``jax.grad(jax.grad(F))`` over Function arguments
   are not supported (no batching rules; the primal of a nested trace is not concrete).
   :func:`~.autodiff.functional_grad` and :func:`~.autodiff.functional_jvp` cover those uses.
-* Inside a functional traced by ``jax.grad``, apply a Function to another with
-  ``compose(f, g)`` or ``f + g``-style arithmetic; ``f(g)`` call syntax needs ``f`` to be a
-  concrete Function (a JAX tracer is not callable).
+* Inside a functional traced by ``jax.grad``, ``u(g)`` with Functions ``g`` is
+  ``compose(u, g)``; ``u(0.3)`` (a point evaluation, whose derivative is a Dirac delta) raises
+  a TypeError saying what to use instead. For that, the first time a Function enters a JAX
+  trace, ``jax.core.Tracer.__call__`` is defined (as the official package does at import):
+  calling a tracer of an ordinary array still raises Python's "object is not callable", but
+  ``callable(tracer)`` is True from then on.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ import jax.numpy as jnp
 from jax.experimental.hijax import HiPrimitive, HiType, Zero, register_hitype
 
 from . import operators as ops
-from .function import Function, Spec
+from .function import Function, Spec, point_evaluation_message
 from .rules import jvp_rules, transpose_rules
 
 __all__ = ["FunctionType", "is_traced"]
@@ -155,7 +158,25 @@ def _aval_of(value: Any) -> Any:
     return jax.core.get_aval(value) if not is_traced(value) else value.aval
 
 
-register_hitype(Function, lambda f: FunctionType(f.arg_spec, f.ret_spec))
+def _traced_call(self: Any, *args: Any) -> Any:
+    """``u(...)`` on a JAX tracer: compose when ``u`` stands for a Function and every argument
+    is a Function; a clear error for point evaluations; Python's own error for other tracers."""
+    if isinstance(self.aval, FunctionType):
+        if args and all(_is_function_like(a) for a in args):
+            return ops.compose(self, *args)
+        raise TypeError(point_evaluation_message("jax.grad", "a traced Function"))
+    raise TypeError(f"'{type(self).__name__}' object is not callable")
+
+
+def _function_type(f: Function) -> FunctionType:
+    # the first time a Function enters a JAX trace, teach tracers the call syntax (the official
+    # package patches jax.core.Tracer.__call__ at import; here only once it is needed)
+    if "__call__" not in vars(jax.core.Tracer):
+        jax.core.Tracer.__call__ = _traced_call
+    return FunctionType(f.arg_spec, f.ret_spec)
+
+
+register_hitype(Function, _function_type)
 
 
 def _standin(aval: FunctionType) -> Function:

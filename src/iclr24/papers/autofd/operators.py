@@ -32,12 +32,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .compile_cache import cached_program
 from .function import (
+    _COUNTER,
     _SCOPE,
     Function,
     Grid,
     Spec,
     as_spec,
+    eval_guard,
     is_function_value,
     merge_grids,
     specs_match,
@@ -364,11 +367,27 @@ def _quadrature(f: Function, argnums: tuple[int, ...], entries: Sequence[tuple[A
 
 def _full_quadrature(f: Function, argnums: tuple[int, ...],
                      entries: Sequence[tuple[Any, Any]]) -> Any:
-    if _SCOPE.get() is None:
-        # top level: compile the whole quadrature once (f's closure may hold tracers of an
-        # enclosing transformation; jax.jit handles those as implicit arguments)
-        return jax.jit(lambda e: _quadrature(f, argnums, e, {}))(tuple(entries))
-    return _quadrature(f, argnums, entries, {})
+    if _SCOPE.get() is not None:
+        return _quadrature(f, argnums, entries, {})
+    with eval_guard(None):  # the integrand's evaluations at the nodes are the operator's own
+        return _top_level_quadrature(f, argnums, tuple(entries))
+
+
+def _top_level_quadrature(f: Function, argnums: tuple[int, ...],
+                          entries: tuple[tuple[Any, Any], ...]) -> Any:
+    # top level: one compiled program per graph *structure* (nodes and weights are its
+    # arguments), reused by later calls on new Functions of the same structure
+
+    def build() -> Callable[..., Any]:
+        return jax.jit(lambda e: _quadrature(f, argnums, e, {}))
+    if _COUNTER.get() is not None:  # counting body evaluations: trace afresh
+        return build()(entries)
+    shapes = tuple((tuple(n.shape), str(n.dtype), tuple(w.shape), str(w.dtype))
+                   for n, w in entries)
+    program = cached_program(("integrate", argnums, shapes), f, build)
+    if program is None:  # the graph holds tracers of an enclosing transformation
+        return _quadrature(f, argnums, entries, {})
+    return program(entries)
 
 
 def integrate(f: Function, argnums: int | Sequence[int] | None = None, grid: Any = None
