@@ -1,0 +1,67 @@
+"""Smoke runs of the SAL claims and negative controls of their rules."""
+
+import math
+
+import pytest
+
+from iclr24.claims import Estimate, Scale, seed_difference
+from iclr24.papers.sal.claims import detection_fpr95, filter_quality
+
+VERDICTS = ("holds", "fails", "inconclusive")
+
+
+@pytest.mark.parametrize("claim_obj,keys", [
+    (filter_quality, {"sal_f1", "gradnorm_f1", "random_f1", "f1_gain_vs_gradnorm",
+                      "f1_gain_vs_random", "sal_auroc", "gradnorm_auroc"}),
+    (detection_fpr95, {"sal_fpr95", "msp_fpr95", "energy_fpr95", "naive_fpr95",
+                       "oracle_fpr95", "sal_auroc", "fpr95_gain_vs_msp",
+                       "fpr95_gain_vs_energy", "fpr95_gain_vs_naive"}),
+], ids=lambda c: getattr(c, "name", ""))
+def test_smoke_claim_runs(claim_obj, keys):
+    m = claim_obj(Scale.SMOKE, 0)
+    assert keys <= set(m.metrics)
+    assert all(math.isfinite(v.value if isinstance(v, Estimate) else v)
+               for k, v in m.metrics.items() if k in keys)
+    assert claim_obj.verdict(m.metrics, Scale.SMOKE) in VERDICTS
+
+
+# per-seed F1s / FPR95s of the kind the small runs measure (5 seeds)
+GRADNORM_F1 = [0.607, 0.590, 0.524, 0.659, 0.658]
+RANDOM_F1 = [0.167, 0.133, 0.167, 0.133, 0.067]
+OTHER_RANDOM_F1 = [0.100, 0.167, 0.133, 0.200, 0.100]
+
+
+def _filter_metrics(method_f1):
+    return {"f1_gain_vs_gradnorm": seed_difference(method_f1, GRADNORM_F1),
+            "f1_gain_vs_random": seed_difference(method_f1, RANDOM_F1)}
+
+
+def test_negative_control_random_or_gradnorm_filter_as_sal():
+    assert filter_quality.verdict(_filter_metrics(OTHER_RANDOM_F1), "small") == "fails"
+    assert filter_quality.verdict(_filter_metrics(GRADNORM_F1), "small") == "fails"
+    # a filter that beats both on every seed holds
+    better = [f + 0.1 for f in GRADNORM_F1]
+    assert filter_quality.verdict(_filter_metrics(better), "small") == "holds"
+    # a single-seed smoke run reads plain numbers the same way
+    assert filter_quality.verdict({"f1_gain_vs_gradnorm": 0.0, "f1_gain_vs_random": 0.4},
+                                  "smoke") == "fails"
+
+
+MSP = [0.210, 0.416, 0.213, 0.332, 0.255]
+ENERGY = [0.024, 0.238, 0.311, 0.157, 0.045]
+NAIVE = [0.234, 0.455, 0.332, 0.311, 0.462]
+
+
+def _detection_metrics(method_fpr):
+    return {f"fpr95_gain_vs_{n}": seed_difference(b, method_fpr)
+            for n, b in (("msp", MSP), ("energy", ENERGY), ("naive", NAIVE))}
+
+
+def test_negative_control_baselines_as_sal():
+    for base in (MSP, ENERGY, NAIVE):
+        assert detection_fpr95.verdict(_detection_metrics(base), "small") != "holds"
+    assert detection_fpr95.verdict(_detection_metrics(MSP), "small") == "fails"
+    # the learning step with the filter removed (all wild data as outliers) is the naive one
+    assert detection_fpr95.verdict(_detection_metrics(NAIVE), "small") == "fails"
+    good = [min(m, e, n) - 0.05 for m, e, n in zip(MSP, ENERGY, NAIVE)]
+    assert detection_fpr95.verdict(_detection_metrics(good), "small") == "holds"
