@@ -44,7 +44,7 @@ import inspect
 import math
 import operator
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -503,6 +503,11 @@ class Claim:
     description: str
     module: str
     resources: Mapping[str, Any] = field(default_factory=dict)
+    scales: tuple[str, ...] = tuple(s.value for s in Scale)
+
+    def runs_at(self, scale: Scale | str) -> bool:
+        """Whether the claim is run at ``scale`` (``scales=`` of the decorator)."""
+        return Scale.parse(scale).value in self.scales
 
     def rule_for(self, scale: Scale | str) -> str | Callable[[Mapping[str, float]], bool]:
         """The rule that applies at ``scale`` (a per-scale mapping falls back small -> smoke)."""
@@ -544,6 +549,9 @@ class Claim:
         scale = Scale.parse(scale)
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise TypeError(f"seed must be an int, got {seed!r}")
+        if not self.runs_at(scale):
+            raise ValueError(f"claim {self.name!r} runs at {', '.join(self.scales)}, "
+                             f"not at {scale.value}")
         if self.wants_progress:
             out = self.fn(scale, seed, progress=progress or (lambda *a, **k: None))
         else:
@@ -582,11 +590,15 @@ def claim(
     paper_numbers: Mapping[str, float] | None = None,
     name: str | None = None,
     resources: Mapping[str, Any] | None = None,
+    scales: Sequence[str] | None = None,
 ) -> Callable[[Callable[..., Measurement]], Claim]:
     """Declare a claim. ``rule`` judges the metrics; ``paper`` (text) and ``paper_numbers``
     (metric name -> the paper's value for the comparable setting) are shown beside ours.
     ``resources`` says what one run needs: ``{"cpus": 2, "gpus": {"full": 1}}`` (a number, or
     a scale -> number mapping); ``--jobs`` and the Ray executor respect it. Default: 1 CPU.
+    ``scales`` (a literal tuple such as ``("small", "full")``) names the scales the claim runs
+    at, for a claim whose smallest honest run cannot fit the smoke budget (say why in its
+    docstring, and cover it by a test); default: every scale.
 
     String rules are parsed at decoration time so a typo fails on import, not after a run.
     """
@@ -611,6 +623,12 @@ def claim(
             raise ValueError(f"paper_numbers[{key!r}] must be finite")
 
     wanted = _check_resources(resources or {})
+    if scales is None:
+        runs_at = tuple(s.value for s in Scale)
+    elif isinstance(scales, str) or not scales:
+        raise ValueError(f"scales must be a non-empty sequence of scale names, got {scales!r}")
+    else:
+        runs_at = tuple(dict.fromkeys(Scale.parse(s).value for s in scales))
 
     def decorate(fn: Callable[..., Measurement]) -> Claim:
         params = list(inspect.signature(fn).parameters)
@@ -626,6 +644,7 @@ def claim(
             description=(inspect.getdoc(fn) or "").strip(),
             module=fn.__module__,
             resources=wanted,
+            scales=runs_at,
         )
 
     return decorate

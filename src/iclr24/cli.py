@@ -154,9 +154,11 @@ def _fmt(value: float | Estimate) -> str:
     return format(value, ".4g")
 
 
-def _plan(slugs: list[str], claim_names: list[str]) -> list[tuple[registry.Paper, str]]:
+def _plan(slugs: list[str], claim_names: list[str], scale: Scale | None = None
+          ) -> list[tuple[registry.Paper, str]]:
     """Resolve slugs/claims into (paper, claim name) pairs, or exit 2 with a helpful message.
-    Nothing is imported: names come from reading each claims.py."""
+    Nothing is imported: names come from reading each claims.py. With ``scale``, claims that
+    do not run at it are left out (and named); naming one with ``--claim`` is an error."""
     if not slugs:
         raise _usage_error("name at least one paper slug, or `all`")
     if "all" in slugs:
@@ -178,8 +180,19 @@ def _plan(slugs: list[str], claim_names: list[str]) -> list[tuple[registry.Paper
         listing = "; ".join(f"{p.slug}: {', '.join(p.claim_names)}" for p in papers)
         raise _usage_error(f"no selected paper has claim(s) {', '.join(missing)}; "
                            f"claims are {listing}")
-    return [(paper, name) for paper in papers for name in paper.claim_names
-            if not claim_names or name in claim_names]
+    chosen = [(paper, name) for paper in papers for name in paper.claim_names
+              if not claim_names or name in claim_names]
+    if scale is None:
+        return chosen
+    elsewhere = [(p, n) for p, n in chosen if not p.runs_at(n, scale.value)]
+    named = [f"{p.slug}.{n} (runs at {', '.join(p.claim_scales[n])})" for p, n in elsewhere
+             if n in claim_names]
+    if named:
+        raise _usage_error(f"not run at {scale.value}: {'; '.join(named)}")
+    if elsewhere:
+        err.print(f"[dim]not run at {scale.value} (too heavy for its budget; see each claim's "
+                  f"docstring): {', '.join(f'{p.slug}.{n}' for p, n in elsewhere)}[/]")
+    return [(p, n) for p, n in chosen if p.runs_at(n, scale.value)]
 
 
 def _parse_jobs(value: str) -> int:
@@ -224,7 +237,7 @@ def run(
     if address is not None and executor != "ray":
         raise _usage_error("--address is for --executor ray")
     n_jobs = _parse_jobs(jobs)
-    tasks = _plan(slugs, claim or [])
+    tasks = _plan(slugs, claim or [], scale)
     result_store = _open_store(store, create=True)
     try:
         outcome = run_claims(tasks, scale, seed, result_store, console=err, jobs=n_jobs,

@@ -67,6 +67,13 @@ class Paper:
     claim_names: tuple[str, ...] = field(default=())
     claim_resources: dict[str, dict] = field(default_factory=dict, compare=False, hash=False)
     claim_docs: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    claim_scales: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False,
+                                                     hash=False)
+
+    def runs_at(self, claim: str, scale: str) -> bool:
+        """Whether ``claim`` runs at ``scale`` (the decorator's literal ``scales=``; every scale
+        when it has none)."""
+        return claim not in self.claim_scales or scale in self.claim_scales[claim]
 
     def resources_for(self, claim: str, scale: str) -> dict[str, float]:
         """What one run of ``claim`` at ``scale`` asks for (read from the decorator's literal
@@ -131,12 +138,13 @@ class Paper:
         return sorted(found, key=lambda c: c.fn.__code__.co_firstlineno)
 
 
-def _claims_from_source(path: Path) -> tuple[tuple[str, ...], dict[str, dict], dict[str, str]]:
+def _claims_from_source(path: Path) -> tuple[tuple[str, ...], dict[str, dict], dict[str, str],
+                                             dict[str, tuple[str, ...]]]:
     """Names of the ``@claim``-decorated functions in a claims.py, the literal ``resources=``
-    each declares, and each one's docstring, by static reading."""
+    and ``scales=`` each declares, and each one's docstring, by static reading."""
     if not path.is_file():
-        return (), {}, {}
-    names, resources, docs = [], {}, {}
+        return (), {}, {}, {}
+    names, resources, docs, scales = [], {}, {}, {}
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if not isinstance(node, ast.FunctionDef):
             continue
@@ -156,7 +164,10 @@ def _claims_from_source(path: Path) -> tuple[tuple[str, ...], dict[str, dict], d
                     resources[name] = dict(ast.literal_eval(keywords["resources"]))
                 except (ValueError, TypeError):
                     resources[name] = {}  # not a literal: the scheduler assumes one CPU
-    return tuple(names), resources, docs
+            if "scales" in keywords:  # must be a literal: the runner plans without importing
+                scales[name] = tuple(str(s).lower()
+                                     for s in ast.literal_eval(keywords["scales"]))
+    return tuple(names), resources, docs, scales
 
 
 @cache
@@ -171,7 +182,7 @@ def papers() -> list[Paper]:
     out = []
     for entry in _catalog_entries(CATALOG_PATH):
         slug = entry["slug"]
-        names, resources, docs = _claims_from_source(PAPERS_DIR / slug / "claims.py")
+        names, resources, docs, scales = _claims_from_source(PAPERS_DIR / slug / "claims.py")
         out.append(Paper(
             slug=slug,
             title=entry["title"],
@@ -186,6 +197,7 @@ def papers() -> list[Paper]:
             claim_names=names,
             claim_resources=resources,
             claim_docs=docs,
+            claim_scales=scales,
         ))
     return out
 

@@ -100,6 +100,22 @@ def test_claim_call_checks_seed_and_return_type():
         bad("smoke", 0)
 
 
+def test_claim_scales_limit_where_it_runs():
+    fn = lambda scale, seed: Measurement({"x": 2.0})  # noqa: E731
+    assert claim(rule="x > 1", paper="p")(fn).scales == ("smoke", "small", "full")
+    heavy = claim(rule="x > 1", paper="p", scales=("SMALL", "full", "small"))(fn)
+    assert heavy.scales == ("small", "full") and heavy.runs_at("small")
+    assert not heavy.runs_at("smoke")
+    assert heavy("small", 0).metrics == {"x": 2.0}
+    with pytest.raises(ValueError, match="runs at small, full, not at smoke"):
+        heavy("smoke", 0)
+    for bad in ((), "small"):
+        with pytest.raises(ValueError, match="scales must be a non-empty sequence"):
+            claim(rule="x > 1", paper="p", scales=bad)
+    with pytest.raises(ValueError, match="scale must be one of"):
+        claim(rule="x > 1", paper="p", scales=("medium",))
+
+
 def test_measurement_validation():
     m = Measurement({"a": 1, "b": True, "c": 2.5})
     assert m.metrics == {"a": 1.0, "b": 1.0, "c": 2.5}

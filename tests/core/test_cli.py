@@ -101,6 +101,35 @@ def test_run_json_exit_codes_and_store(fake_registry, tmp_path):
     assert only["scale"] == "small" and only["verdict"] == "fails"  # small rule: n >= 10
 
 
+def test_claims_not_run_at_a_scale_are_left_out_and_named(fake_registry, tmp_path,
+                                                           monkeypatch):
+    real = fake_registry.papers
+
+    def papers():  # alpha's holds_claim declared scales=("small", "full")
+        out = real()
+        for p in out:
+            if p.slug == "alpha":
+                p.claim_scales["holds_claim"] = ("small", "full")
+        return out
+
+    monkeypatch.setattr(fake_registry, "papers", papers)
+    store = tmp_path / "r.sqlite"
+    res = invoke("run", "alpha", "--scale", "smoke", "--store", store, "--json")
+    assert "holds_claim" not in {r["claim"] for r in json.loads(res.stdout)["results"]}
+    assert "not run at smoke" in res.stderr and "alpha.holds_claim" in res.stderr
+    res = invoke("run", "alpha", "--claim", "holds_claim", "--scale", "smoke", "--store", store)
+    assert res.exit_code == 2
+    assert "not run at smoke: alpha.holds_claim (runs at small, full)" in res.stderr
+    res = invoke("run", "alpha", "--claim", "holds_claim", "--scale", "small", "--store", store,
+                 "--json")
+    assert [r["verdict"] for r in json.loads(res.stdout)["results"]] == ["holds"]
+
+
+def test_a_real_claim_too_heavy_for_smoke_is_refused_by_name():
+    res = invoke("run", "zeropp", "--claim", "deepspeed_cross_check", "--scale", "smoke")
+    assert res.exit_code == 2 and "runs at small, full" in res.stderr
+
+
 def test_run_is_deterministic_for_a_seed(fake_registry, tmp_path):
     def noise(seed):
         res = invoke("run", "alpha", "--claim", "holds_claim", "--seed", seed,

@@ -105,7 +105,7 @@ def test_recorder_sees_calls_and_restores_torch(tmp_path):
 def test_deepspeed_cross_check_claim_runs(monkeypatch, tmp_path):
     monkeypatch.setenv("DS_ACCELERATOR", "cpu")
     monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "ext"))
-    m = deepspeed_cross_check(Scale.SMOKE, 0)
-    assert deepspeed_cross_check.verdict(m.metrics, Scale.SMOKE) == "holds"
+    m = deepspeed_cross_check(Scale.SMALL, 0)
+    assert deepspeed_cross_check.verdict(m.metrics, Scale.SMALL) == "holds"
     assert m.metrics["zero3_cross_over_M_deepspeed"] == pytest.approx(2.25, rel=1e-3)
     assert m.metrics["hpz_cross_over_M_deepspeed"] == pytest.approx(1.5, rel=1e-3)

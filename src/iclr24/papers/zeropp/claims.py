@@ -344,12 +344,17 @@ def block_quantization_error(scale: Scale, seed: int) -> Measurement:
           "and ranks.",
     paper_numbers={"zero3_over_hpz_deepspeed": 1.5},
     resources={"cpus": 2},
+    scales=("small", "full"),
 )
 def deepspeed_cross_check(scale: Scale, seed: int) -> Measurement:
     """One training step of the same 2-layer MLP (525k parameters) on N = 4 ranks over 2
     simulated nodes: cross-node bytes per node and phase from our engine's ledger vs from the
     collectives DeepSpeed ZeRO-3 issues (4 gloo processes, ``DS_ACCELERATOR=cpu``, bf16),
-    for ZeRO-3 and hpZ. Needs the ``deepspeed`` extra; qwZ/qgZ are CUDA-only in DeepSpeed."""
+    for ZeRO-3 and hpZ. Needs the ``deepspeed`` extra; qwZ/qgZ are CUDA-only in DeepSpeed.
+
+    Not run at smoke: its smallest honest form (4 ranks, the fewest with two nodes of two)
+    starts four processes that each import torch and DeepSpeed and build an engine, ~57 s of
+    CPU in all, past the 20 s a paper may use at smoke; the test suite runs it."""
     from .deepspeed_reference import (
         deepspeed_available,
         deepspeed_step_job,
