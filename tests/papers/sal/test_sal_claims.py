@@ -12,7 +12,8 @@ VERDICTS = ("holds", "fails", "inconclusive")
 
 @pytest.mark.parametrize("claim_obj,keys", [
     (filter_quality, {"sal_f1", "gradnorm_f1", "random_f1", "f1_gain_vs_gradnorm",
-                      "f1_gain_vs_random", "sal_auroc", "gradnorm_auroc"}),
+                      "f1_gain_vs_random", "sal_auroc", "gradnorm_auroc",
+                      "direction_cos_to_mean"}),
     (detection_fpr95, {"sal_fpr95", "msp_fpr95", "energy_fpr95", "naive_fpr95",
                        "oracle_fpr95", "sal_auroc", "fpr95_gain_vs_msp",
                        "fpr95_gain_vs_energy", "fpr95_gain_vs_naive"}),

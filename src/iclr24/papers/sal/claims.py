@@ -20,13 +20,25 @@ def _mixture_and_classifier(scale: Scale, seed: int):
                                      n_test_ood=200, seed=seed)
     else:
         data = digits_wild_mixture(pi=0.1, seed=seed)
-    trainer = MLPTrainer(hidden=(128, 128), epochs=sizes(scale, smoke=20, small=50), lr=1e-3,
+    trainer = MLPTrainer(hidden=(128, 128), epochs=sizes(scale, smoke=10, small=50), lr=1e-3,
                          batch_size=64, num_classes=data.num_classes)
     return data, trainer(data.X_id, data.y_id, rng=seed)
 
 
 def _seeds(scale: Scale, seed: int) -> list[int]:
     return [seed * 1000 + k for k in range(sizes(scale, smoke=1, small=5))]
+
+
+def _direction_cosine(g_w, pred, means) -> float:
+    """Mean over predicted classes of |cos(v_c, g_bar_c)|: near 1, the top singular vector is
+    the reference gradient's own direction and tau ranks the tail like the gradient norm."""
+    cos = []
+    for c in np.unique(pred):
+        rows = pred == c
+        if rows.sum() >= 3:
+            v = np.linalg.svd(g_w[rows] - means[c], full_matrices=False)[2][0]
+            cos.append(abs(v @ means[c]) / (np.linalg.norm(means[c]) + 1e-12))
+    return float(np.mean(cos))
 
 
 def _score_figure(title: str, threshold: float, id_scores, ood_scores, xlabel: str):
@@ -62,7 +74,9 @@ def filter_quality(scale: Scale, seed: int) -> Measurement:
     gradient-norm filter (||g||^2 above the 95th percentile of its ID values) and a random
     filter (ceil(pi m) wild points; F1 ~ pi). The rule reads paired F1 differences over seeds;
     it fails when SAL is no better than gradient norm over the whole interval. The AUROC of
-    each score on the wild truth and SAL's top-pi variant are reported beside."""
+    each score on the wild truth, SAL's top-pi variant and ``direction_cos_to_mean`` (how
+    parallel the wild top singular vectors are to the ID reference gradients) are reported
+    beside."""
     from iclr24.kits.threads import single_threaded
 
     with single_threaded():
@@ -75,10 +89,10 @@ def _filter_quality(scale: Scale, seed: int) -> Measurement:
     from .detector import sal_filter
     from .gradient_filter import (
         filter_candidates,
-        filter_quality as quality,
         gradnorm_scores,
         last_layer_grad_rows,
     )
+    from .gradient_filter import filter_quality as quality
 
     rows, fig = [], None
     for s in _seeds(scale, seed):
@@ -97,6 +111,8 @@ def _filter_quality(scale: Scale, seed: int) -> Measurement:
                            ("sal_top_pi", filter_candidates(res.scores, pi=data.pi))):
             row.update({f"{name}_{k}": v for k, v in quality(mask, truth).items()})
         row["sal_auroc"] = float(roc_auc_score(truth, res.scores))
+        row["direction_cos_to_mean"] = _direction_cosine(g_w, res.pred_labels,
+                                                         res.class_means)
         row["gradnorm_auroc"] = float(roc_auc_score(truth, gn_w))
         rows.append(row)
         if fig is None:
@@ -115,6 +131,7 @@ def _filter_quality(scale: Scale, seed: int) -> Measurement:
         "sal_auroc": seed_metric(col("sal_auroc")),
         "gradnorm_auroc": seed_metric(col("gradnorm_auroc")),
         "sal_flagged": seed_metric(col("sal_flagged")),
+        "direction_cos_to_mean": seed_metric(col("direction_cos_to_mean")),
     })
     data_name = sizes(scale, smoke="synthetic 3-Gaussian mixture in R^10",
                       small="digits 0-5 ID / 6-9 OOD")
@@ -156,7 +173,7 @@ def _detection(scale: Scale, seed: int) -> Measurement:
 
     from .detector import SALDetector, energy_scores, msp_scores, train_ood_classifier
 
-    epochs = sizes(scale, smoke=20, small=100)
+    epochs = sizes(scale, smoke=10, small=100)
     rows = []
     for s in _seeds(scale, seed):
         data, clf = _mixture_and_classifier(scale, s)

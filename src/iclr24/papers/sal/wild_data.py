@@ -91,7 +91,7 @@ def gaussian_wild_mixture(n_id: int = 1500, n_wild: int = 1500, pi: float = 0.1,
         return (ood_mean + ood_std * rng.standard_normal((n, dim))).astype(np.float32)
 
     X_id, y_id = draw_id(n_id)
-    n_out = int(round(pi * n_wild))
+    n_out = round(pi * n_wild)
     if not 0 < n_out < n_wild:
         raise ValueError(f"pi * n_wild must round to between 1 and n_wild - 1, got {n_out}")
     X_wild, truth = _shuffle_wild(rng, draw_id(n_wild - n_out)[0], draw_ood(n_out))
@@ -118,7 +118,7 @@ def digits_wild_mixture(pi: float = 0.1, *, id_classes=(0, 1, 2, 3, 4, 5),
     rng = np.random.default_rng(seed)
     X_wild_in = ind.X["wild"]
     pool = ood.X["wild"]
-    n_out = min(int(round(pi / (1 - pi) * len(X_wild_in))), len(pool))
+    n_out = min(round(pi / (1 - pi) * len(X_wild_in)), len(pool))
     if n_out < 1:
         raise ValueError(f"pi = {pi} gives no outliers in a wild set of {len(X_wild_in)} ID "
                          f"points")
