@@ -63,6 +63,15 @@ def test_learning_step_is_deterministic_and_keeps_the_backbone(fitted):
     assert all(np.array_equal(x, y.detach()) for x, y in zip(before, clf.model.parameters()))
 
 
+def test_detector_trains_its_own_backbone_when_none_is_given():
+    data = gaussian_wild_mixture(n_id=120, n_wild=120, pi=0.25, n_test_id=20, n_test_ood=10,
+                                 seed=2)
+    det = SALDetector(3, hidden=(16,), classifier_epochs=3, epochs=1, quantile=0.5, seed=1)
+    det.fit(data.X_id, data.y_id, data.X_wild)
+    assert det.backbone_.logits(data.X_id).shape == (120, 3)
+    assert det.score_samples(data.X_test_ood).shape == (10,)
+
+
 def test_post_hoc_scores():
     z = np.array([[1.0, 2.0, 0.5], [0.0, 0.0, 0.0]])
     np.testing.assert_allclose(msp_scores(z), softmax(z, axis=1).max(1))

@@ -76,7 +76,8 @@ def filter_quality(scale: Scale, seed: int) -> Measurement:
     it fails when SAL is no better than gradient norm over the whole interval. The AUROC of
     each score on the wild truth, SAL's top-pi variant and ``direction_cos_to_mean`` (how
     parallel the wild top singular vectors are to the ID reference gradients) are reported
-    beside."""
+    beside, and ``sal_wild_id_flag_rate``: the wild-ID points above T (nominally 5%; more when
+    the classifier fits its labelled ID set better than fresh ID points)."""
     from iclr24.kits.threads import single_threaded
 
     with single_threaded():
@@ -111,6 +112,7 @@ def _filter_quality(scale: Scale, seed: int) -> Measurement:
                            ("sal_top_pi", filter_candidates(res.scores, pi=data.pi))):
             row.update({f"{name}_{k}": v for k, v in quality(mask, truth).items()})
         row["sal_auroc"] = float(roc_auc_score(truth, res.scores))
+        row["sal_wild_id_flag_rate"] = float(res.candidate_mask[~truth].mean())
         row["direction_cos_to_mean"] = _direction_cosine(g_w, res.pred_labels,
                                                          res.class_means)
         row["gradnorm_auroc"] = float(roc_auc_score(truth, gn_w))
@@ -132,6 +134,7 @@ def _filter_quality(scale: Scale, seed: int) -> Measurement:
         "gradnorm_auroc": seed_metric(col("gradnorm_auroc")),
         "sal_flagged": seed_metric(col("sal_flagged")),
         "direction_cos_to_mean": seed_metric(col("direction_cos_to_mean")),
+        "sal_wild_id_flag_rate": seed_metric(col("sal_wild_id_flag_rate")),
     })
     data_name = sizes(scale, smoke="synthetic 3-Gaussian mixture in R^10",
                       small="digits 0-5 ID / 6-9 OOD")
