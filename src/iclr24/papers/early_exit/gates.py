@@ -81,7 +81,8 @@ def exit_probabilities(g: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         qs.append(q)
         stay = stay * (1 - q)
     q = torch.stack(qs, dim=1) if qs else torch.zeros_like(g)
-    return P, torch.nan_to_num(q, nan=1.0)  # stay = 0 only after a certain exit; q is moot then
+    # 0/0 only after a certain exit (q_j = 1) with no mass left (P_l = 0): q_l is moot; say 0
+    return P, torch.nan_to_num(q, nan=0.0)
 
 
 def gated_exit(exit_logits: Sequence[torch.Tensor], gates: Sequence[nn.Module], *,

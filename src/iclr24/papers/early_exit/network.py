@@ -12,6 +12,7 @@ per exit; an exit's cost includes the IMs and gates evaluated on the way (``exit
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
 import torch
@@ -144,7 +145,7 @@ class EarlyExitNet(nn.Module):
         (a number for every IM or L-1 numbers); a sample reaching the final head has paid all
         of them, so with overhead the last exit costs more than 1."""
         n_im = self.num_exits - 1
-        over = [float(exit_overhead)] * n_im if isinstance(exit_overhead, (int, float)) \
+        over = [float(exit_overhead)] * n_im if isinstance(exit_overhead, numbers.Real) \
             else [float(o) for o in exit_overhead]
         if len(over) != n_im or any(not o >= 0 for o in over):
             raise ValueError(f"exit_overhead must be one non-negative number or {n_im} of them,"
