@@ -72,13 +72,17 @@ def test_decorators_read_specs():
         function(lambda x: x)
 
 
-def test_jaxtyping_annotations_when_available():
-    jt = pytest.importorskip("jaxtyping")
+def test_string_annotations_resolve_in_the_defining_scope():
+    import jaxtyping as jt  # a local name: resolved from the scope applying @function
 
     @function
-    def f(x: jt.Float[jt.Array, 3]) -> jt.Float[jt.Array, ""]:
-        return jnp.sum(x)
-    assert f.arg_spec[0].shape == (3,) and f.ret_spec.shape == ()
+    def f(x: jt.Float64[jt.Array, ""]) -> jt.Float64[jt.Array, ""]:
+        return 2 * x
+    assert f.arg_spec == (Spec((), np.float64),) and f.ret_spec == Spec((), np.float64)
+    with pytest.raises(TypeError, match="cannot resolve"):
+        @function
+        def k(x: NotAType) -> jt.Float[jt.Array, ""]:  # noqa: F821
+            return x
 
 
 def test_calling_with_a_function_composes():

@@ -27,7 +27,8 @@ How the code maps to the paper:
                                  (Sec. 3.3) with ``call_cache`` and ``count_calls``.
     operators.py       Sec. 3.2  compose, nabla, linearize, linear_transpose, integrate and the
                                  structural helpers partial, broadcast_arg, permute_args,
-                                 zip_functions/split, add (+ arithmetic, ``fnp.exp(f)``).
+                                 zip_functions/split, add (+ arithmetic, ``fnp.exp(f)``),
+                                 braket, invoke (point value; forward mode only).
     rules.py           Table 1   every operator's JVP and transpose rule, written once.
     autodiff.py        Sec. 3    functional_grad / functional_value_and_grad / functional_jvp:
                                  linearize with the JVP rules, transpose the linear graph.
@@ -84,11 +85,13 @@ from .function import (
 from .jax_integration import FunctionType
 from .operators import (
     add,
+    braket,
     broadcast_arg,
     compose,
     constant,
     fnp,
     integrate,
+    invoke,
     linear_transpose,
     linearize,
     nabla,
@@ -115,6 +118,7 @@ __all__ = [
     "brachistochrone_functional",
     "brachistochrone_integrand",
     "brachistochrone_travel_time",
+    "braket",
     "broadcast_arg",
     "call_cache",
     "clear_compile_cache",
@@ -131,6 +135,7 @@ __all__ = [
     "gauss_legendre",
     "grid_1d",
     "integrate",
+    "invoke",
     "kernel_layer",
     "lda_exchange",
     "linear_transpose",

@@ -41,8 +41,17 @@ from .function import (
     specs_match,
     with_grid,
 )
-from .operators import _IntegralHook, add, constant, integral_hook, integrate, zeros_like
-from .rules import jvp_rules, transpose_rules
+from .operators import (
+    PointEvaluation,
+    _IntegralHook,
+    add,
+    constant,
+    integral_hook,
+    integrate,
+    invoke,
+    zeros_like,
+)
+from .rules import NotTransposableError, jvp_rules, transpose_rules
 
 __all__ = ["functional_grad", "functional_jvp", "functional_value_and_grad"]
 
@@ -271,8 +280,14 @@ def functional_value_and_grad(F: Callable[..., Any], argnums: int = 0
             placeholders = [_placeholder(a) for a in aliases]
             tan = _tangents(order, dep, {id(a): p for a, p in zip(aliases, placeholders)})
             outputs = []
-            for (g, _, _), c in zip(hook.records, cts):
+            for (g, how, _), c in zip(hook.records, cts):
                 t = tan.get(id(g)) if dep[id(g)] else None
+                if t is not None and isinstance(how, PointEvaluation):
+                    raise NotTransposableError(
+                        f"{who}: the functional evaluates {g.name} at a point (invoke); the "
+                        "functional derivative of a point value is a Dirac delta, which is "
+                        "not a Function. Use functional_jvp for directional derivatives, or "
+                        "integrate against a narrow kernel instead")
                 if t is not None:
                     # T(integrate)(c) = the constant function x -> c
                     outputs.append((t, constant(c, g.arg_spec, g.grid)))
@@ -335,7 +350,8 @@ def functional_jvp(F: Callable[..., Any], primals: Sequence[Any], tangents: Sequ
                         and specs_match(t.ret_spec, p.ret_spec)):
                     raise ValueError(f"functional_jvp: mismatched specs: tangent {i} is "
                                      f"{t!r} but primal {i} is {p!r}")
-                seeds[id(a)] = t
+                # the tangent's own grid plays no part (integrals use the primal's grid)
+                seeds[id(a)] = t if t.grid is p.grid else with_grid(t, p.grid)
             new_args.append(a)
         else:
             if t is not None:
@@ -353,6 +369,9 @@ def functional_jvp(F: Callable[..., Any], primals: Sequence[Any], tangents: Sequ
         t = tan.get(id(g)) if dep.get(id(g)) else None
         if t is None:
             d_integrals.append(jnp.zeros_like(v))
+        elif isinstance(entries, PointEvaluation):
+            with integral_hook(None):
+                d_integrals.append(invoke(t, *entries.args))  # d g(x0) = dg(x0)
         else:
             with integral_hook(None):
                 d_integrals.append(integrate(t, grid=list(entries)))  # d int g = int dg

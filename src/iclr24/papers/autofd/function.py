@@ -24,6 +24,7 @@ import contextlib
 import contextvars
 import inspect
 import itertools
+import sys
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -168,8 +169,45 @@ class Grid:
                     tuple(None if e is None else e[1] for e in entries))
 
 
+def _same_entry(a: tuple[Any, Any], b: tuple[Any, Any]) -> bool:
+    if a[0] is b[0] and a[1] is b[1]:
+        return True
+    try:
+        return all(np.shape(x) == np.shape(y) and np.array_equal(np.asarray(x), np.asarray(y))
+                   for x, y in zip(a, b))
+    except (TypeError, jax.errors.TracerArrayConversionError):
+        return False  # traced grids: only the same arrays are known to agree
+
+
+def combine_grids(n_args: int, grids: Sequence[Grid | None], names: Sequence[str], op: str
+                  ) -> Grid | None:
+    """The grid of a function built from several functions of the same arguments.
+
+    Per argument, the entry the operands agree on (operands without a grid for it do not
+    vote). Different grids for one argument raise ValueError: taking either would make the
+    integral depend on the order of the operands.
+    """
+    entries: list[tuple[Any, Any] | None] = []
+    for i in range(n_args):
+        found, owner = None, None
+        for g, name in zip(grids, names):
+            e = None if g is None else g.entry(i)
+            if e is None:
+                continue
+            if found is None:
+                found, owner = e, name
+            elif not _same_entry(found, e):
+                raise ValueError(
+                    f"{op}: {owner} and {name} carry different quadrature grids for argument "
+                    f"{i} ({np.shape(found[0])[0]} vs {np.shape(e[0])[0]} nodes, or other "
+                    "values); the integral would depend on the order of the operands. Put "
+                    "them on one grid first, e.g. with_grid(g, f.grid)")
+        entries.append(found)
+    return Grid.from_entries(entries)
+
+
 def merge_grids(n_args: int, *grids: Grid | None) -> Grid | None:
-    """Per argument, the first grid that has an entry for it."""
+    """Per argument, the first grid that has an entry for it (explicit grids first)."""
     entries: list[tuple[Any, Any] | None] = []
     for i in range(n_args):
         found = None
@@ -326,8 +364,8 @@ class Function:
 
     Calling it with arrays evaluates it (shapes are checked against ``arg_spec``); calling it
     with Functions composes (``f(g)`` is ``compose(f, g)``). Arithmetic (``f + g``, ``f * g``,
-    ``2 * f``, ``f ** 2``, ``-f``) builds pointwise compositions. Functions are hashable by
-    identity and immutable.
+    ``2 * f``, ``f ** 2``, ``2 ** f``, ``-f``, ``abs(f)``) builds pointwise compositions.
+    Functions are hashable by identity and immutable.
 
     Args:
         fn: the body, ``fn(*args) -> value``; args have the shapes of ``arg_spec``.
@@ -499,9 +537,27 @@ class Function:
     def __pow__(self, other: Any) -> Function:
         return _binary(jnp.power, self, other, "power")
 
+    def __rpow__(self, other: Any) -> Function:
+        from .operators import compose
+        return compose(_bind_left(jnp.power, other, "power"), self)
+
     def __neg__(self) -> Function:
         from .operators import compose
         return compose(jnp.negative, self)
+
+    def __abs__(self) -> Function:
+        from .operators import compose
+        return compose(jnp.abs, self)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """A Function has no array shape; asking for one (``jax.vmap`` over a Function,
+        ``np.shape(f)``) raises a ValueError saying what to do instead."""
+        raise ValueError(
+            f"{self.name} is a Function, not an array: it has no shape, so jax.vmap / jax.jit "
+            "cannot take it as a mapped or traced argument. Map over the points instead "
+            "(jax.vmap(f)(xs)), build one Function per case in a Python loop, or give the "
+            "Function an extra argument for the batch index")
 
     __hash__ = object.__hash__
 
@@ -592,8 +648,18 @@ def function(fn: Callable[..., Any] | None = None, *, grid: Grid | None = None) 
     ... def f(x: Float64[Array, ""]) -> Float64[Array, ""]:
     ...     return jnp.sin(x)
     """
-    def decorate(fn: Callable[..., Any]) -> Function:
-        sig = inspect.signature(fn, eval_str=True)
+    def decorate(fn: Callable[..., Any], frame_locals: dict[str, Any] | None = None
+                 ) -> Function:
+        if frame_locals is None:
+            frame_locals = dict(sys._getframe(1).f_locals)
+        try:
+            # string annotations (``from __future__ import annotations``) are resolved in the
+            # function's module and in the scope that applies the decorator
+            sig = inspect.signature(fn, eval_str=True, locals=frame_locals)
+        except NameError as exc:
+            raise TypeError(f"cannot resolve the annotations of {fn.__name__}: {exc}; import the "
+                            "annotation types where the function is defined, or use "
+                            "with_spec(arg_spec, ret_spec)") from exc
         arg_spec = tuple(_spec_from_annotation(p.annotation, f"argument {p.name!r} of "
                                                f"{fn.__name__}")
                          for p in sig.parameters.values())
@@ -601,7 +667,7 @@ def function(fn: Callable[..., Any] | None = None, *, grid: Grid | None = None) 
         return Function(fn, arg_spec, ret, grid)
     if fn is None:
         return decorate
-    return decorate(fn)
+    return decorate(fn, dict(sys._getframe(1).f_locals))
 
 
 def with_grid(f: Function, grid: Grid | None) -> Function:

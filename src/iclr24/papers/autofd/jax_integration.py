@@ -48,7 +48,7 @@ from jax.experimental.hijax import HiPrimitive, HiType, Zero, register_hitype
 
 from . import operators as ops
 from .function import Function, Spec, point_evaluation_message
-from .rules import jvp_rules, transpose_rules
+from .rules import NotTransposableError, jvp_rules, transpose_rules
 
 __all__ = ["FunctionType", "is_traced"]
 
@@ -105,6 +105,14 @@ class FunctionType(HiType):
 
     __repr__ = str_short
 
+    @property
+    def dtype(self) -> Any:
+        """The dtype of the values (first leaf of ret_spec): lets ``jax.linear_transpose``
+        accept Function primals, so that its error is autofd's (e.g. compose with respect to
+        its outer function) instead of a missing attribute."""
+        leaves = jax.tree_util.tree_leaves(self.ret_spec, is_leaf=lambda s: isinstance(s, Spec))
+        return jax.dtypes.canonicalize_dtype(leaves[0].dtype)
+
     # autodiff: the tangent space of functions with a signature is the same signature
     def to_tangent_aval(self) -> FunctionType:
         return self
@@ -130,7 +138,10 @@ class FunctionType(HiType):
     _truediv = staticmethod(lambda a, b: _traced_binary("/", a, b))
     _rtruediv = staticmethod(lambda a, b: _traced_binary("r/", a, b))
     _pow = staticmethod(lambda a, b: _traced_binary("**", a, b))
+    _rpow = staticmethod(lambda a, b: _traced_binary("r**", a, b))
     _neg = staticmethod(lambda a: ops.compose(jnp.negative, a))
+    _abs = staticmethod(lambda a: ops.compose(jnp.abs, a))
+    _eq = staticmethod(lambda a, b: a is b)  # identity, as for Functions (jax.vmap compares)
 
 
 def _traced_binary(kind: str, a: Any, b: Any) -> Any:
@@ -205,7 +216,7 @@ class _OperatorPrimitive(HiPrimitive):
         return self.core_fn(*operands, **static.value)
 
     def abstract_eval(self, *avals: Any, static: _Static) -> Any:
-        if self.op == "integrate_full":
+        if self.op in _ARRAY_OPS:
             f = avals[0]
             ret = jax.tree_util.tree_map(lambda s: jax.core.ShapedArray(
                 s.shape, jax.dtypes.canonicalize_dtype(s.dtype)), f.ret_spec,
@@ -218,16 +229,19 @@ class _OperatorPrimitive(HiPrimitive):
         # eager evaluation: the core operator on concrete Functions
         if self.op == "integrate_full":
             return ops._integrate_core(operands[0], **static.value)
+        if self.op == "invoke":
+            return ops._invoke_core(operands[0], **static.value)
         return self._apply(list(operands), static)
 
     def jvp(self, primals: Any, tangents: Any, *, static: _Static) -> Any:
         out = self.bind(*primals, static=static)
         tans = [None if isinstance(t, Zero) else t for t in tangents]
-        if self.op == "integrate_full":
+        if self.op in _ARRAY_OPS:
             t = tans[0]
             if t is None:
                 return out, Zero(_aval_of(out).to_tangent_aval())
-            return out, integrate_full_p.bind(t, static=static)  # d int f = int df
+            # d int f = int df;  d f(x0) = df(x0)
+            return out, PRIMITIVES[self.op].bind(t, static=static)
         if not isinstance(out, Function):
             raise NotImplementedError(
                 "jax.grad over Functions needs concrete primal Functions: nested "
@@ -242,6 +256,12 @@ class _OperatorPrimitive(HiPrimitive):
         undefined = [jax.interpreters.ad.is_undefined_primal(a) for a in args]
         if isinstance(ct, Zero):
             return [None] * len(args)
+        if self.op == "invoke":
+            raise NotTransposableError(
+                "jax.grad: the functional evaluates a Function at a point (invoke); the "
+                "functional derivative of a point value is a Dirac delta, which is not a "
+                "Function. Use jax.jvp / functional_jvp for directional derivatives, or "
+                "integrate against a narrow kernel instead")
         if self.op == "integrate_full":
             f_aval = args[0].aval
             entries = static.value["grid"]
@@ -262,8 +282,10 @@ PRIMITIVES: dict[str, _OperatorPrimitive] = {
     for name in ("compose", "nabla", "linearize", "linear_transpose", "integrate",
                  "partial", "broadcast_arg", "permute_args", "zip", "add")
 }
-integrate_full_p = _OperatorPrimitive("integrate_full", None)
-PRIMITIVES["integrate_full"] = integrate_full_p
+# operators whose result is an array, not a Function
+_ARRAY_OPS = ("integrate_full", "invoke")
+for _name in _ARRAY_OPS:
+    PRIMITIVES[_name] = _OperatorPrimitive(_name, None)
 
 
 def bind(op: str, operands: list[Any], params: dict[str, Any]) -> Any:

@@ -40,6 +40,7 @@ from .function import (
     Grid,
     Spec,
     as_spec,
+    combine_grids,
     eval_guard,
     is_function_value,
     merge_grids,
@@ -48,11 +49,13 @@ from .function import (
 
 __all__ = [
     "add",
+    "braket",
     "broadcast_arg",
     "compose",
     "constant",
     "fnp",
     "integrate",
+    "invoke",
     "linear_transpose",
     "linearize",
     "nabla",
@@ -192,7 +195,8 @@ def _compose_core(f: Function, *gs: Function) -> Function:
     def body(*x: Any) -> Any:
         return f(*[g(*x) for g in gs])  # (f o g)(x) = f(g(x))
 
-    grid = merge_grids(len(arg_spec), *(g.grid for g in gs))
+    grid = combine_grids(len(arg_spec), [g.grid for g in gs],
+                         [f"g{i + 1} ({g.name})" for i, g in enumerate(gs)], "compose")
     return Function.node("compose", (f, *gs), {}, body, arg_spec, f.ret_spec, grid,
                          name=f"{f.name}∘({','.join(g.name for g in gs)})")
 
@@ -201,20 +205,31 @@ def _compose_core(f: Function, *gs: Function) -> Function:
 # 2. nabla
 # --------------------------------------------------------------------------------------------
 
-def _nabla_core(f: Function, argnums: int = 0) -> Function:
-    """(grad f)(x) = df/dx_k; returns shape ``ret.shape + arg_k.shape`` (jax.jacfwd)."""
+def _nabla_method(method: Any) -> str:
+    if method in ("jacfwd", jax.jacfwd):
+        return "jacfwd"
+    if method in ("jacrev", jax.jacrev):
+        return "jacrev"
+    raise ValueError(f"nabla: method must be 'jacfwd' or 'jacrev' (or jax.jacfwd / jax.jacrev), "
+                     f"got {method!r}")
+
+
+def _nabla_core(f: Function, argnums: int = 0, method: str = "jacfwd") -> Function:
+    """(grad f)(x) = df/dx_k; returns shape ``ret.shape + arg_k.shape`` (jax.jacfwd/jacrev)."""
     _require_function(f, "f", "nabla")
     k = _argnum(argnums, len(f.arg_spec), "nabla")
+    jac = jax.jacfwd if _nabla_method(method) == "jacfwd" else jax.jacrev
     if not isinstance(f.ret_spec, Spec):
         raise TypeError("nabla: f must return a single array, not a tuple")
 
     def body(*x: Any) -> Any:
         def fk(xk: Any) -> Any:
             return f(*x[:k], xk, *x[k + 1:])
-        return jax.jacfwd(fk)(x[k])
+        return jac(fk)(x[k])
 
     ret = Spec(f.ret_spec.shape + f.arg_spec[k].shape, f.ret_spec.dtype)
-    return Function.node("nabla", (f,), {"argnums": k}, body, f.arg_spec, ret, f.grid,
+    return Function.node("nabla", (f,), {"argnums": k, "method": method}, body, f.arg_spec, ret,
+                         f.grid,
                          name=f"∇{f.name}")
 
 
@@ -276,13 +291,31 @@ def _linear_transpose_core(f: Function, argnums: int = 0) -> Function:
 # 5. integrate
 # --------------------------------------------------------------------------------------------
 
+class PointEvaluation:
+    """The "quadrature" of an :func:`invoke` record: evaluation at the fixed ``args``."""
+
+    def __init__(self, args: tuple[Any, ...]) -> None:
+        self.args = args
+
+
 class _IntegralHook:
-    """Records or substitutes full integrals while a functional derivative is being taken."""
+    """Records or substitutes the scalar results of full integrals and point evaluations
+    (``invoke``) while a functional derivative is being taken."""
 
     def __init__(self, values: Sequence[Any] | None = None) -> None:
-        self.records: list[tuple[Function, tuple[Grid, ...], Any]] = []
+        self.records: list[tuple[Function, Any, Any]] = []
         self.values = None if values is None else list(values)
         self.position = 0
+
+    def substitute(self) -> Any:
+        """Substitution pass of functional_grad: the next value, a differentiable input."""
+        assert self.values is not None
+        if self.position >= len(self.values):
+            raise RuntimeError("the functional made more integrals on its second run than on "
+                               "its first; functional_grad needs a deterministic F")
+        value = self.values[self.position]
+        self.position += 1
+        return value
 
 
 _HOOK: contextvars.ContextVar[_IntegralHook | None] = contextvars.ContextVar(
@@ -313,31 +346,65 @@ def _normalize_argnums(argnums: Any, n: int, op: str) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _is_pair(e: Any) -> bool:
+    return isinstance(e, (tuple, list)) and len(e) == 2 and not any(
+        isinstance(x, (tuple, list)) or x is None for x in e)
+
+
+def _explicit_entries(grid: Any, argnums: tuple[int, ...], n_args: int, op: str
+                      ) -> list[tuple[Any, Any] | None]:
+    """``grid=`` of integrate, one (nodes, weights) entry (or None) per integrated argument.
+
+    Accepts a Grid (over all arguments, or one entry per integrated argument), a bare
+    ``(nodes, weights)`` pair when one argument is integrated, or one pair per integrated
+    argument.
+    """
+    if grid is None:
+        return [None] * len(argnums)
+    if isinstance(grid, Grid):
+        if len(grid) == n_args:
+            return [grid.entry(k) for k in argnums]
+        if len(grid) == len(argnums):
+            return [grid.entry(j) for j in range(len(argnums))]
+        raise ValueError(f"{op}: grid has {len(grid)} entries; expected {n_args} (one per "
+                         f"argument) or {len(argnums)} (one per integrated argument)")
+    if len(argnums) == 1 and _is_pair(grid):
+        return [tuple(grid)]
+    if (isinstance(grid, (tuple, list)) and len(grid) == len(argnums)
+            and all(e is None or _is_pair(e) for e in grid)):
+        return [None if e is None else tuple(e) for e in grid]
+    raise TypeError(f"{op}: grid must be a Grid, a (nodes, weights) pair when one argument is "
+                    "integrated, or one (nodes, weights) pair per integrated argument "
+                    f"(argnums={argnums}); got {type(grid).__name__} of length "
+                    f"{len(grid) if hasattr(grid, '__len__') else '?'}")
+
+
 def _grid_entries(f: Any, argnums: tuple[int, ...], grid: Any, op: str
                   ) -> tuple[tuple[Any, Any], ...]:
     """Quadrature (nodes, weights) for each integrated argument, from ``grid`` or ``f.grid``."""
     arg_spec, _, f_grid = _signature(f)
     name = getattr(f, "name", "the function")
+    explicit = _explicit_entries(grid, argnums, len(arg_spec), op)
     entries = []
     for j, k in enumerate(argnums):
-        e = None
-        if grid is not None:
-            if isinstance(grid, Grid):
-                e = grid.entry(k) if len(grid) == len(arg_spec) else grid.entry(j)
-            else:
-                e = grid[j]
+        e = explicit[j]
         if e is None and f_grid is not None:
             e = f_grid.entry(k)
         if e is None and _is_traced(f) and _concrete(f) is None:
-            raise TypeError(f"{op}: got a Function traced by jax.jit / jax.vmap; a Function has "
-                            "no array representation and cannot be a traced argument of a "
-                            "compiled function. Jit the returned gradient instead, or close "
-                            "over the Function.")
+            raise TypeError(f"{op}: got a Function traced by jax.jit / jax.vmap / "
+                            "jax.linear_transpose, with no concrete Function behind it (so no "
+                            "grid); a Function has no array representation and cannot be a "
+                            "traced argument of a compiled function. Jit the returned gradient "
+                            "instead, close over the Function, or use functional_grad.")
         if e is None:
             raise ValueError(f"{op}: cannot integrate {name} over argument {k}: it has no "
                              "quadrature grid; attach one with with_grid(f, Grid(nodes, "
                              "weights)) or pass grid=...")
         nodes, weights = jnp.asarray(e[0]), jnp.asarray(e[1])
+        if weights.ndim != 1 or nodes.ndim < 1 or nodes.shape[0] != weights.shape[0]:
+            raise ValueError(f"{op}: the grid for argument {k} needs nodes of shape (n, ...) "
+                             f"and weights of shape (n,); got {tuple(nodes.shape)} and "
+                             f"{tuple(weights.shape)}")
         if tuple(nodes.shape[1:]) != arg_spec[k].shape:
             raise ValueError(f"{op}: grid nodes for argument {k} have point shape "
                              f"{tuple(nodes.shape[1:])}, expected {arg_spec[k].shape}")
@@ -419,13 +486,7 @@ def _integrate_core(f: Function, argnums: tuple[int, ...], grid: Any) -> Any:
     if not rest:
         hook = _HOOK.get()
         if hook is not None and hook.values is not None:
-            # substitution pass of functional_grad: the value is a differentiable input
-            if hook.position >= len(hook.values):
-                raise RuntimeError("the functional made more integrals on its second run than "
-                                   "on its first; functional_grad needs a deterministic F")
-            value = hook.values[hook.position]
-            hook.position += 1
-            return value
+            return hook.substitute()
         value = _full_quadrature(f, argnums, entries)  # int f dx ~ sum_i w_i f(x_i)
         if hook is not None:
             hook.records.append((f, entries, value))
@@ -438,6 +499,67 @@ def _integrate_core(f: Function, argnums: tuple[int, ...], grid: Any) -> Any:
     return Function.node("integrate", (f,), {"argnums": argnums, "entries": entries}, body,
                          tuple(f.arg_spec[i] for i in rest), f.ret_spec, grid_rest,
                          name=f"∫{f.name}")
+
+
+def braket(lfun: Function, rfun: Function, real: bool = False) -> Any:
+    """<l|r> = int conj(l(x)) r(x) dx over every argument (``real=True``: its real part).
+
+    Both functions must have the same signature; the integral uses their (common) grid.
+    Built from compose and integrate, so it differentiates in both arguments.
+    """
+    _require_function(lfun, "lfun", "braket")
+    _require_function(rfun, "rfun", "braket")
+    if not isinstance(real, bool):
+        raise TypeError(f"braket: real must be a bool, got {real!r}")
+    (la, lr, _), (ra, rr, _) = _signature(lfun), _signature(rfun)
+    if not (specs_match(la, ra) and specs_match(lr, rr)):
+        raise ValueError(f"braket: lfun and rfun must have the same signature, got "
+                         f"{list(la)} -> {lr!r} and {list(ra)} -> {rr!r}")
+
+    def conj_product(a: Any, b: Any) -> Any:
+        p = jnp.conj(a) * b
+        return jnp.real(p) if real else p
+    return integrate(compose(conj_product, lfun, rfun, share_inputs=True))
+
+
+def invoke(f: Function, *args: Any) -> Any:
+    """f(*args) as an operator on f: the value of f at fixed points.
+
+    Forward mode differentiates it (d invoke(f, x) = invoke(df, x), with functional_jvp or
+    jax.jvp); reverse mode raises NotTransposableError, because the functional derivative of
+    a point value is a Dirac delta, which is not a Function. Use it instead of ``f(x)``
+    inside a functional (a plain call there is refused while differentiating).
+    """
+    _require_function(f, "f", "invoke")
+    arg_spec = _signature(f)[0]
+    if len(args) != len(arg_spec):
+        raise TypeError(f"invoke: the function takes {len(arg_spec)} argument(s), got "
+                        f"{len(args)}")
+    values = []
+    for i, (a, spec) in enumerate(zip(args, arg_spec)):
+        if is_function_value(a):
+            raise TypeError(f"invoke: argument {i} is a Function; to apply a function to "
+                            "functions use compose")
+        a = jnp.asarray(a)
+        if tuple(a.shape) != spec.shape:
+            raise ValueError(f"invoke: argument {i} has shape {tuple(a.shape)}, expected "
+                             f"{spec.shape}")
+        values.append(a)
+    if _is_traced(f):
+        from . import jax_integration
+        return jax_integration.bind("invoke", [f], {"args": tuple(values)})
+    return _invoke_core(f, tuple(values))
+
+
+def _invoke_core(f: Function, args: tuple[Any, ...]) -> Any:
+    hook = _HOOK.get()
+    if hook is not None and hook.values is not None:
+        return hook.substitute()
+    with eval_guard(None):  # the operator's own evaluation
+        value = f(*args)
+    if hook is not None:
+        hook.records.append((f, PointEvaluation(args), value))
+    return value
 
 
 # --------------------------------------------------------------------------------------------
@@ -555,7 +677,8 @@ def _zip_core(*fs: Function) -> Function:
     def body(*x: Any) -> Any:
         return tuple(f(*x) for f in fs)
 
-    grid = merge_grids(len(fs[0].arg_spec), *(f.grid for f in fs))
+    grid = combine_grids(len(fs[0].arg_spec), [f.grid for f in fs],
+                         [f"f{i + 1} ({f.name})" for i, f in enumerate(fs)], "zip_functions")
     return Function.node("zip", fs, {}, body, fs[0].arg_spec, tuple(f.ret_spec for f in fs),
                          grid, name="zip")
 
@@ -590,7 +713,8 @@ def _add_core(f: Function, g: Function) -> Function:
     def body(*x: Any) -> Any:
         return jax.tree_util.tree_map(jnp.add, f(*x), g(*x))
 
-    grid = merge_grids(len(f.arg_spec), f.grid, g.grid)
+    grid = combine_grids(len(f.arg_spec), [f.grid, g.grid], [f"f ({f.name})", f"g ({g.name})"],
+                         "add")
     return Function.node("add", (f, g), {}, body, f.arg_spec, f.ret_spec, grid,
                          name=f"({f.name}+{g.name})")
 
@@ -616,10 +740,15 @@ def zeros_like(f: Function) -> Function:
 # public entry points of the operators defined by their cores above
 # --------------------------------------------------------------------------------------------
 
-def nabla(f: Function, argnums: int = 0) -> Function:
-    """(grad f)(x) = df/dx_k, shape ``ret.shape + arg_k.shape`` (computed by jax.jacfwd)."""
+def nabla(f: Function, argnums: int = 0, method: Any = "jacfwd") -> Function:
+    """(grad f)(x) = df/dx_k, shape ``ret.shape + arg_k.shape``.
+
+    method: ``"jacfwd"`` (default) or ``"jacrev"`` (``jax.jacfwd`` / ``jax.jacrev`` are
+    accepted too): how JAX computes the pointwise Jacobian; the value is the same, jacrev is
+    cheaper for functions with many inputs and few outputs.
+    """
     _require_function(f, "f", "nabla")
-    return _dispatch("nabla", [f], {"argnums": argnums})
+    return _dispatch("nabla", [f], {"argnums": argnums, "method": _nabla_method(method)})
 
 
 def linearize(f: Function, argnums: int = 0) -> Function:

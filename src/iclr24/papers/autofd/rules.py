@@ -102,7 +102,7 @@ jvp_rules: dict[str, Callable[[Function, list[Function | None]], Function | None
     "alias": _jvp_alias,
     "zip": _jvp_zip,
     # linear operators: the tangent is the same operator applied to the operand's tangent
-    "nabla": _jvp_same_op(lambda n, t: nabla(t, n.params["argnums"])),
+    "nabla": _jvp_same_op(lambda n, t: nabla(t, n.params["argnums"], n.params["method"])),
     "linearize": _jvp_same_op(lambda n, t: linearize(t, n.params["argnums"])),
     "linear_transpose": _jvp_same_op(lambda n, t: linear_transpose(t, n.params["argnums"])),
     "integrate": _jvp_same_op(lambda n, t: integrate(t, n.params["argnums"],
@@ -121,9 +121,9 @@ jvp_rules: dict[str, Callable[[Function, list[Function | None]], Function | None
 def _t_compose(node: Function, h: Function, idx: int, linear: list[bool]) -> Function:
     f, *gs = node.operands
     if idx == 0:
+        outer = "its outer function" if f.op == "standin" else f"the outer function {f.name}"
         raise NotTransposableError(
-            f"cannot transpose compose({f.name}, ...) with respect to the outer function "
-            f"{f.name}: that needs the inverse of the inner function(s) (h o g^-1 |det dg^-1|), "
+            f"cannot transpose compose(f, g, ...) with respect to {outer}: that needs the inverse of the inner function(s) (h o g^-1 |det dg^-1|), "
             "which autofd does not construct. This happens when the functional applies the "
             "function being differentiated to another function, e.g. f(g(x)) differentiated "
             "with respect to f.")
@@ -153,7 +153,7 @@ def _t_nabla(node: Function, h: Function, idx: int, linear: list[bool]) -> Funct
         return -jnp.trace(m, axis1=-2, axis2=-1)
     neg_trace.__name__ = "neg_div"
     return compose(pointwise(neg_trace, [Spec(ret_shape + arg_shape + arg_shape,
-                                              f.ret_spec.dtype)]), nabla(h, k))
+                                              f.ret_spec.dtype)]), nabla(h, k, node.params["method"]))
 
 
 def _t_integrate(node: Function, h: Function, idx: int, linear: list[bool]) -> Function:
