@@ -1,4 +1,5 @@
-"""The ``iclr24`` command: list, show, run, report.
+"""The ``iclr24`` command: list, show, run, report (and compress / decompress, the
+lm_compression paper's coder on a user's own file).
 
 Verdicts: holds, fails (not reproduced at that scale), inconclusive (an interval over seeds
 straddles the rule's boundary), error (the claim raised).
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -32,7 +33,7 @@ out = Console()
 err = Console(stderr=True)
 
 StoreOpt = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option("--store", help="SQLite results file [default: $ICLR24_STORE or "
                                  "./runs/results.sqlite]", show_default=False),
 ]
@@ -216,14 +217,14 @@ def run(
     scale: Annotated[Scale, typer.Option("--scale", help="smoke (<30 s), small (<5 min) or "
                                                           "full.")] = Scale.SMALL,
     seed: Annotated[int, typer.Option("--seed", help="Seed for every RNG.")] = 0,
-    claim: Annotated[Optional[list[str]], typer.Option(
+    claim: Annotated[list[str] | None, typer.Option(
         "--claim", help="Run only this claim (repeatable).")] = None,
     jobs: Annotated[str, typer.Option(
         "--jobs", "-j", help="Worker processes: a number, or `auto` (one per core). 1 runs "
                              "in this process.")] = "1",
     executor: Annotated[str, typer.Option(
         "--executor", help="`local` (this machine) or `ray` (a Ray cluster).")] = "local",
-    address: Annotated[Optional[str], typer.Option(
+    address: Annotated[str | None, typer.Option(
         "--address", help="Ray cluster address for --executor ray (e.g. ray://head:10001, "
                           "or `auto`); default: start a local Ray instance.")] = None,
     store: StoreOpt = None,
@@ -397,3 +398,51 @@ def report(
 
 if __name__ == "__main__":
     app()
+
+
+# ----------------------------------------------------------------------------- compress
+# The "Language Modeling Is Compression" coder on a user's own file (paper lm_compression).
+
+ModelOpt = Annotated[str, typer.Option(
+    "--model", help="Predictor: ngram (order-3 n-gram fitted on CPython's bundled docs), "
+                    "smollm2 (SmolLM2-135M-Instruct) or a local Hugging Face checkpoint folder.")]
+
+
+@app.command("compress")
+def compress_command(
+    file: Annotated[Path, typer.Argument(help="File to compress.", exists=True, dir_okay=False)],
+    model: ModelOpt = "ngram",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Output file "
+                                                   "[default: FILE.lmc].")] = None,
+    chunk_size: Annotated[int, typer.Option("--chunk-size", min=4, help="Bytes per "
+                                            "independently modelled chunk (paper: 2048).")] = 2048,
+    check: Annotated[bool, typer.Option("--check", help="Decompress again and verify the "
+                                                        "round trip is exact.")] = False,
+) -> None:
+    """Compress FILE with a language model + range coding; print the rate beside gzip/xz/zstd."""
+    from iclr24.papers.lm_compression.command_line import compress_file
+
+    try:
+        compress_file(file, model, output, chunk_size=chunk_size, check=check, console=out)
+    except (ValueError, RuntimeError) as exc:
+        err.print(f"[red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(1) from None
+
+
+@app.command("decompress")
+def decompress_command(
+    file: Annotated[Path, typer.Argument(help="A .lmc file written by `iclr24 compress`.",
+                                         exists=True, dir_okay=False)],
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Output file "
+                                                   "[default: FILE without .lmc].")] = None,
+    model: Annotated[str | None, typer.Option(
+        "--model", help="Model to expect (default: the one recorded in the file).")] = None,
+) -> None:
+    """Decompress a file written by `iclr24 compress` (same model, rebuilt offline)."""
+    from iclr24.papers.lm_compression.command_line import decompress_file
+
+    try:
+        decompress_file(file, output, model_spec=model, console=out)
+    except ValueError as exc:
+        err.print(f"[red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(1) from None

@@ -34,8 +34,8 @@ from iclr24.papers.lm_compression import (
     decompress,
     encode_symbols,
     encode_token_sequences,
-    max_decodable_tokens,
     mask_rescale,
+    max_decodable_tokens,
     quantize_pdf,
     right_shift_bytes,
     utf8_chunks,
@@ -148,22 +148,29 @@ def test_all_byte_values_and_empty_roundtrip(make):
     assert decompress(compress(b"\x00", model), model) == b"\x00"
 
 
-def test_lockstep_group_equals_single_sequence_bitstreams_for_ngram():
+def test_lockstep_group_decodes_each_row_like_a_single_sequence():
     model = _ngram()
     seqs = [list(TEXT[:50]), list(TEXT[50:80]), []]
     grouped = encode_token_sequences(model, seqs)
-    single = [encode_token_sequences(model, [s])[0] for s in seqs]
-    assert grouped == single  # the n-gram model's rows are exactly independent
     assert decode_token_sequences(model, grouped, [len(s) for s in seqs]) == seqs
+    # the n-gram's rows are independent: each row's ideal code length is the same alone
+    ideal_group: list[float] = []
+    encode_token_sequences(model, seqs, ideal_bits=ideal_group)
+    for s, bits in zip(seqs, ideal_group):
+        alone: list[float] = []
+        encode_token_sequences(model, [s], ideal_bits=alone)
+        assert alone[0] == pytest.approx(bits, rel=1e-6)
 
 
 def test_real_rate_close_to_ideal_and_model_beats_gzip_on_its_text():
     model = _ngram()
     res = code_chunks([TEXT[:256], TEXT[256:512]], model)
     assert res.roundtrip_ok
-    assert res.ideal_rate <= res.rate <= res.ideal_rate + 2 * 5 / 512
+    # one shared stream: at most a few words over the ideal; separate streams pay per chunk
+    assert res.ideal_rate <= res.rate <= res.ideal_rate + 12 / 512
+    assert res.ideal_rate <= res.separate_rate <= res.ideal_rate + 2 * 12 / 512
     ideal = code_length_bits(TEXT[:256], model) + code_length_bits(TEXT[256:512], model)
-    assert ideal / 8 / 512 == pytest.approx(res.ideal_rate, rel=1e-9)
+    assert ideal / 8 / 512 == pytest.approx(res.ideal_rate, rel=1e-5)
     gz = len(GzipCompressor().compress(TEXT[:256])) / 256
     assert res.rate < gz
 
@@ -182,7 +189,7 @@ def test_context_longer_than_model_and_corrupted_streams_raise():
     flipped[-3] ^= 0x40
     with pytest.raises(ValueError, match="corrupted"):
         decompress(bytes(flipped), model)
-    with pytest.raises(ValueError, match="corrupted"):
+    with pytest.raises(ValueError, match="truncated"):
         decompress(blob[:-2], model)
     with pytest.raises(ValueError, match="corrupted"):
         decompress(b"XXXX" + blob[4:], model)
@@ -194,49 +201,58 @@ def test_context_longer_than_model_and_corrupted_streams_raise():
         compress("text", model)
 
 
-def _forged_blob(raw_len: int, counts: list[int], streams: list[bytes]) -> bytes:
+def _forged_blob(raw_len: int, counts: list[int], stream: bytes) -> bytes:
+    """A version-2 container holding one group with the given (possibly false) counts."""
     from iclr24.papers.lm_compression.model_coding import _put_varint
 
-    out = bytearray(b"LMC1")
+    out = bytearray(b"LMC\x02")
     _put_varint(raw_len, out)
     _put_varint(0, out)
+    _put_varint(max(1, len(counts)), out)
     out += bytes(4)
     _put_varint(len(counts), out)
-    for n, s in zip(counts, streams):
+    for n in counts:
         _put_varint(n, out)
-        _put_varint(len(s), out)
-    for s in streams:
-        out += s
-    return bytes(out)
+    _put_varint(len(stream), out)
+    return bytes(out) + stream
 
 
 def test_forged_token_counts_fail_before_or_soon_after_decoding_starts():
     model = _ngram()  # no context limit: only the stream can bound the count
-    (stream,) = encode_token_sequences(model, [model.tokenizer.encode(TEXT[:200])])
+    stream = encode_token_sequences(model, [model.tokenizer.encode(TEXT[:200])])
     # a count far beyond what the stream's bits can hold is refused before decoding
     cap = max_decodable_tokens(len(stream), 256)
     with pytest.raises(ValueError, match="holds at most"):
-        decompress(_forged_blob(10**9, [cap + 1], [stream]), model)
+        decompress(_forged_blob(10**9, [cap + 1], stream), model)
     # byte models: more tokens than raw bytes is refused
     with pytest.raises(ValueError, match="raw bytes"):
-        decompress(_forged_blob(199, [200], [stream]), model)
-    # a count the cap allows but the stream does not carry: the decoder runs out of bits
-    # after the real 200 tokens plus at most a window of padding, not after 10**6 steps
-    with pytest.raises(ValueError, match="ran out after"):
-        decode_token_sequences(model, [stream], [10**6])
-    with pytest.raises(ValueError, match="ran out after") as info:
-        decompress(_forged_blob(10**6, [10**6], [stream]), model)
-    assert int(str(info.value).rsplit(" ", 1)[-1]) < 400
+        decompress(_forged_blob(199, [200], stream), model)
+    # a count the cap allows but the stream does not carry: the decoder runs dry after the
+    # real 200 tokens plus the decoder state's worth, not after 10**6 steps
+    calls = []
+    with pytest.raises(ValueError, match="corrupted stream"):
+        decode_token_sequences(model, stream, [10**6], progress=lambda t, n: calls.append(t))
+    assert len(calls) < 2000
 
 
 def test_max_decodable_tokens_bounds_every_real_stream():
     model = _ngram()
     for data in (b"", b"a" * 300, TEXT[:300]):
-        streams = encode_token_sequences(model, [model.tokenizer.encode(data)])
-        assert len(data) <= max_decodable_tokens(len(streams[0]), 256)
-    # one byte of stream, 256 symbols at 24 bits: p_max = 1 − 255/2^24, ≈ 2.2e-5 bits/token
-    assert max_decodable_tokens(1, 256) == pytest.approx(10 / (255 / 2**24 / math.log(2)),
-                                                         rel=1e-4)
+        stream = encode_token_sequences(model, [model.tokenizer.encode(data)])
+        assert len(data) <= max_decodable_tokens(len(stream), 256)
+    # the ε-floor leaves no token more likely than 1 − 255ε (half of it taken for rounding)
+    min_bits = -math.log2(1 - 0.5 * 255 * FLOAT32_EPS)
+    assert max_decodable_tokens(1, 256) == int((8 + 128) / min_bits) + 1
+    with pytest.raises(ValueError, match="vocab_size"):
+        max_decodable_tokens(1, 1)
+
+
+def test_old_format_version_is_refused_clearly():
+    model = _ngram()
+    blob = compress(TEXT[:50], model)
+    assert blob[:4] == b"LMC\x02"
+    with pytest.raises(ValueError, match="format version 1"):
+        decompress(b"LMC1" + blob[4:], model)
 
 
 def test_decoding_with_a_different_model_is_detected():
@@ -262,7 +278,7 @@ def test_utf8_chunks_never_split_characters():
 def test_ngram_distribution_normalised_and_learns():
     model = _ngram()
     lp = model.log_probs(list(TEXT[:40]))
-    np.testing.assert_allclose(np.exp(lp).sum(-1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(np.exp(lp).sum(-1), 1.0, atol=1e-5)  # float32 arithmetic
     # row 0 has no context: it is the order-0 (unigram) estimate
     assert np.argmax(lp[0]) == ord(" ")
     # a repeated phrase is cheap, random bytes are not

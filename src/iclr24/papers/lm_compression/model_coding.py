@@ -1,32 +1,39 @@
 """Lossless compression with any predictive model + arithmetic coding (paper Sec. 2).
 
-Encoding symbol x_t costs −log2 p(x_t | x_<t) bits (+ ≤ 2 bits and padding per sequence); the
-decoder re-runs the model on the prefix it has already decoded. Any object with the kit's
-backend interface works: ``session(batch)`` (``next_log_probs() -> (B, V)``, ``feed``),
-``vocab_size``, ``context_length`` and ``tokenizer`` — the tiny transformer, the n-gram model,
-SmolLM2 through its BPE tokenizer.
+Encoding symbol x_t costs −log2 p(x_t | x_<t) bits (+ a few bytes per stream); the decoder
+re-runs the model on the prefix it has already decoded. Any object with the kit's backend
+interface works: ``session(batch)`` (``next_log_probs() -> (B, V)``, ``feed``), ``vocab_size``,
+``context_length`` and ``tokenizer`` — the tiny transformer, the n-gram model, SmolLM2 through
+its BPE tokenizer. A session may also offer ``next_probs() -> (B, V)`` (the n-gram does), which
+spares an exp/log round trip.
+
+Batched chunks. Chunks are independent (each is modelled from an empty context, as in the
+paper), so a group of B chunks advances in lockstep through *one* session of batch B (one
+KV-cached forward per step for the whole group) and their symbols are interleaved into *one*
+range-coded stream (:mod:`.range_coding`: one Rust call per step). The decoder does the same
+with the same group, so it also runs B chunks per forward pass.
 
 Bit-identical distributions. Encoder and decoder both use the model's *incremental* path
-(``session``) with the same batch shape, feeding the same tokens in the same order, so they see
-the same floats and the same integer frequencies. The batched path (``log_probs``) is not used for
-coding: on CPU a (T, d) and a (1, d) matrix product may round differently, which would desync a
-decoder (the official code has a slow incremental mode for the same reason). Several chunks are
-coded in lockstep (one session of batch B) for speed; such a group must be decoded as the same
-group, which :func:`compress` / :func:`decompress` guarantee by storing the group in one blob.
-Decoding on a different machine or library version may see different float rounding — the same
-caveat holds for every neural compressor.
+(``session``) with the same batch shape, feeding the same tokens in the same order on the same
+number of torch threads, so they see the same floats. The batched path (``log_probs``) is not
+used for coding: on CPU a (T, d) and a (1, d) matrix product may round differently, which would
+desync a decoder (the official code has a slow incremental mode for the same reason). Decoding
+on a different machine or library version may see different float rounding — the same caveat
+holds for every neural compressor.
 
-Stream format of :func:`compress` (what is stored besides the arithmetic-coded bits)::
+Stream format of :func:`compress`, version 2 (version 1 held one Python-coded bitstream per
+chunk; it is refused with a "format version" error)::
 
-    b"LMC1" | varint raw length | varint chunk size | CRC-32 of the raw bytes (4 bytes)
-    | varint number of chunks | per chunk: varint token count, varint bitstream length | bitstreams
+    b"LMC" 0x02 | varint raw length | varint chunk size | varint group size
+    | CRC-32 of the raw bytes (4 bytes) | varint number of chunks
+    | per chunk: varint token count | per group: varint stream length | streams
 
-The paper's rates count only the bitstreams (lengths are side information); the claims report
+The paper's rates count only the coded bits (lengths are side information); the claims report
 that accounting, :func:`compress` adds the container so a blob is self-describing and corruption
 is detected (CRC mismatch -> ``ValueError``). A header is not trusted: before the model runs,
 each declared token count is capped by the model's context, by the raw length for byte models
-and by what its bitstream can hold (:func:`max_decodable_tokens`); while decoding, reading a
-bitstream past its last bit fails at once.
+and by what its stream can hold (:func:`max_decodable_tokens`); while decoding, a stream that
+runs dry while tokens are still owed fails at once.
 """
 
 from __future__ import annotations
@@ -41,9 +48,10 @@ import numpy as np
 
 from iclr24.kits.language_models import torch_threads
 
-from .arithmetic_coding import ArithmeticDecoder, ArithmeticEncoder, quantize_pdf
+from .range_coding import FLOAT32_EPS, RangeDecoder, RangeEncoder, floor_pdf
 
 __all__ = [
+    "FORMAT_VERSION",
     "ModelCodingResult",
     "code_chunks",
     "code_length_bits",
@@ -55,7 +63,11 @@ __all__ = [
     "utf8_chunks",
 ]
 
-_MAGIC = b"LMC1"
+FORMAT_VERSION = 2
+_MAGIC = b"LMC"
+# bits a range decoder may still hold once its input words are used up (its 64-bit state, plus
+# margin): more information than this decoded after exhaustion means the stream is too short
+_STATE_BITS = 128
 
 
 def _check_model(model: Any) -> None:
@@ -72,112 +84,129 @@ def _check_lengths(model: Any, lengths: Sequence[int], name: str) -> None:
                          f"model's context_length={ctx}; use a smaller chunk_size")
 
 
-def encode_token_sequences(model: Any, sequences: Sequence[Sequence[int]], *,
-                           precision: int = 32, total_bits: int = 24, threads: int = 1,
-                           progress: Callable[[int, int], None] | None = None,
-                           ideal_bits: list[float] | None = None) -> list[bytes]:
-    """Arithmetic-code each token sequence with ``model``; all sequences advance in lockstep.
+def _step_probs(sess: Any) -> np.ndarray:
+    """(B, V) float64 probabilities of the session's next tokens."""
+    if hasattr(sess, "next_probs"):
+        return sess.next_probs()
+    return np.exp(sess.next_log_probs())
 
-    Returns one bitstream per sequence. Decode with :func:`decode_token_sequences` on the same
-    group of sequences (same order), giving their lengths. The model runs on ``threads`` torch
-    threads on both sides (1: fastest for one-token steps, and a fixed reduction order).
+
+def encode_token_sequences(model: Any, sequences: Sequence[Sequence[int]], *,
+                           threads: int = 1,
+                           progress: Callable[[int, int], None] | None = None,
+                           ideal_bits: list[float] | None = None,
+                           separate_bytes: list[int] | None = None) -> bytes:
+    """Range-code a group of token sequences with ``model``, all advancing in lockstep through
+    one session of batch ``len(sequences)``; returns one stream for the whole group.
+
+    Decode with :func:`decode_token_sequences` on the same group (same order), giving the
+    lengths. The model runs on ``threads`` torch threads (use the same number to decode).
     ideal_bits: if a list is given, it receives each sequence's ideal code length
-    −Σ log2 p(x_t | x_<t) under the (unquantised) model distributions used for coding.
+    −Σ log2 p(x_t | x_<t) under the (unfloored, normalised) model distributions used for coding.
+    separate_bytes: if a list is given, it receives the size each sequence's stream would have
+    if it were coded alone (the paper's one-bitstream-per-chunk accounting; costs one extra
+    encoder call per sequence and step).
     """
     _check_model(model)
-    seqs = [list(map(int, s)) for s in sequences]
+    seqs = [np.asarray(list(map(int, s)), dtype=np.int64) for s in sequences]
     if not seqs:
-        return []
+        return b""
     v = int(model.vocab_size)
     for i, s in enumerate(seqs):
-        if s and (min(s) < 0 or max(s) >= v):
+        if s.size and (s.min() < 0 or s.max() >= v):
             raise ValueError(f"sequences[{i}] holds ids outside [0, {v})")
-    lengths = [len(s) for s in seqs]
-    _check_lengths(model, lengths, "sequences")
-    encoders = [ArithmeticEncoder(precision, total_bits) for _ in seqs]
-    steps = max(lengths)
-    nats = [0.0] * len(seqs)
+    lengths = np.array([s.size for s in seqs])
+    _check_lengths(model, lengths.tolist(), "sequences")
+    steps = int(lengths.max())
+    padded = np.zeros((len(seqs), steps), dtype=np.int64)  # finished rows are fed 0
+    for b, s in enumerate(seqs):
+        padded[b, :s.size] = s
+    enc = RangeEncoder()
+    alone = [RangeEncoder() for _ in seqs] if separate_bytes is not None else None
+    nats = np.zeros(len(seqs))
     with torch_threads(threads):
         sess = model.session(len(seqs)) if steps else None
         for t in range(steps):
-            log_p = sess.next_log_probs()
-            freqs = quantize_pdf(np.exp(log_p), total_bits)
-            for b, s in enumerate(seqs):
-                if t < len(s):
-                    encoders[b].encode(freqs[b], s[t])
-                    nats[b] -= float(log_p[b, s[t]])
+            active = np.flatnonzero(lengths > t)
+            p = _step_probs(sess)[active]
+            sym = padded[active, t]
+            fp = floor_pdf(p)
+            enc.encode(fp, sym, floor=False)
+            if alone is not None:
+                for j, b in enumerate(active):
+                    alone[b].encode(fp[j:j + 1], sym[j:j + 1], floor=False)
+            # −log2 p(x_t | x_<t) (ideal code length, model distribution before the floor)
+            nats[active] -= np.log(p[np.arange(active.size), sym].astype(np.float64))
             if t + 1 < steps:
-                # finished rows are fed 0: the decoder feeds the same, so both stay in sync
-                sess.feed([s[t] if t < len(s) else 0 for s in seqs])
+                sess.feed(padded[:, t].tolist())
             if progress is not None:
                 progress(t + 1, steps)
     if ideal_bits is not None:
-        ideal_bits.extend(n / np.log(2) for n in nats)
-    return [enc.finish()[0] for enc in encoders]
+        ideal_bits.extend((nats / np.log(2)).tolist())
+    if alone is not None:
+        separate_bytes.extend(len(a.finish()) for a in alone)
+    return enc.finish()
 
 
-def decode_token_sequences(model: Any, bitstreams: Sequence[bytes], lengths: Sequence[int], *,
-                           precision: int = 32, total_bits: int = 24, threads: int = 1,
+def decode_token_sequences(model: Any, stream: bytes, lengths: Sequence[int], *,
+                           threads: int = 1,
                            progress: Callable[[int, int], None] | None = None
                            ) -> list[list[int]]:
     """Inverse of :func:`encode_token_sequences` (same model, same group, same order)."""
     _check_model(model)
-    if len(bitstreams) != len(lengths):
-        raise ValueError(f"bitstreams ({len(bitstreams)}) and lengths ({len(lengths)}) differ "
-                         "in number")
-    lengths = [int(n) for n in lengths]
-    if any(n < 0 for n in lengths):
+    if not isinstance(stream, (bytes, bytearray, memoryview)):
+        raise TypeError(f"stream must be bytes, got {type(stream).__name__}")
+    lengths = np.array([int(n) for n in lengths], dtype=np.int64)
+    if np.any(lengths < 0):
         raise ValueError("lengths must be >= 0")
-    if not lengths:
+    if lengths.size == 0:
         return []
-    _check_lengths(model, lengths, "lengths")
-    _check_token_counts(lengths, [len(b) for b in bitstreams], int(model.vocab_size),
-                        total_bits)
-    decoders = [ArithmeticDecoder(b, precision, total_bits) for b in bitstreams]
-    # a legitimate stream is never read past its last bit plus the initial window: the decoder
-    # shifts in one bit per encoder output bit, and the encoder's flush adds 2 more
-    read_limit = [8 * len(b) + precision for b in bitstreams]
-    out: list[list[int]] = [[] for _ in lengths]
-    steps = max(lengths)
+    _check_lengths(model, lengths.tolist(), "lengths")
+    _check_token_count(int(lengths.sum()), len(stream), int(model.vocab_size))
+    dec = RangeDecoder(stream)
+    steps = int(lengths.max())
+    out = np.zeros((lengths.size, steps), dtype=np.int64)
+    bits_after_exhaustion = 0.0
     with torch_threads(threads):
-        sess = model.session(len(lengths)) if steps else None
+        sess = model.session(int(lengths.size)) if steps else None
         for t in range(steps):
-            freqs = quantize_pdf(np.exp(sess.next_log_probs()), total_bits)
-            for b, n in enumerate(lengths):
-                if t < n:
-                    out[b].append(decoders[b].decode(freqs[b]))
-                    if decoders[b].bits_consumed > read_limit[b]:
-                        raise ValueError(
-                            f"corrupted stream: sequence {b} declares {n} tokens but its "
-                            f"{len(bitstreams[b])}-byte bitstream ran out after {t + 1}")
+            active = np.flatnonzero(lengths > t)
+            fp = floor_pdf(_step_probs(sess)[active])
+            dry = dec.exhausted             # every word read before this step's symbols
+            sym = dec.decode(fp, floor=False)
+            out[active, t] = sym
+            if dry:
+                # a real stream has at most the decoder's state left once its words are used
+                bits_after_exhaustion -= float(np.log2(fp[np.arange(sym.size), sym]).sum())
+                if bits_after_exhaustion > _STATE_BITS:
+                    raise ValueError(
+                        f"corrupted stream: {int(lengths.sum())} tokens declared but the "
+                        f"{len(stream)}-byte stream ran dry after step {t + 1} of {steps}")
             if t + 1 < steps:
-                sess.feed([out[b][t] if t < n else 0 for b, n in enumerate(lengths)])
+                sess.feed(out[:, t].tolist())
             if progress is not None:
                 progress(t + 1, steps)
-    return out
+    return [out[b, :n].tolist() for b, n in enumerate(lengths)]
 
 
-def max_decodable_tokens(n_stream_bytes: int, vocab_size: int, total_bits: int = 24) -> int:
-    """The most tokens a bitstream of ``n_stream_bytes`` bytes can hold under any model.
+def max_decodable_tokens(n_stream_bytes: int, vocab_size: int) -> int:
+    """The most tokens a range-coded stream of ``n_stream_bytes`` bytes can hold under any model.
 
-    :func:`~.arithmetic_coding.quantize_pdf` gives every symbol a frequency >= 1, so no token
-    is more likely than ``p_max = (2^total_bits − V + 1) / 2^total_bits`` and each costs at least
-    ``−log2 p_max`` bits; the coder's code length is at most 8·bytes + 2 bits (its interval
-    never falls below a quarter of the range).
+    The ε-floor (:func:`~.range_coding.floor_pdf`) gives every other symbol at least ε, so no
+    token is more likely than ``1 − (V − 1)·ε`` and each costs at least ``−log2`` of that; we
+    take half the floor's mass for the quantiser's rounding and allow the decoder's state bits.
     """
-    total = 1 << total_bits
-    min_bits = -np.log2((total - vocab_size + 1) / total)
-    return int((8 * n_stream_bytes + 2) / min_bits * (1 + 1e-9)) + 1
+    if vocab_size < 2:
+        raise ValueError(f"vocab_size must be >= 2, got {vocab_size}")
+    min_bits = -np.log2(1.0 - 0.5 * (vocab_size - 1) * FLOAT32_EPS)
+    return int((8 * n_stream_bytes + _STATE_BITS) / min_bits) + 1
 
 
-def _check_token_counts(lengths: Sequence[int], stream_bytes: Sequence[int], vocab_size: int,
-                        total_bits: int) -> None:
-    for b, (n, size) in enumerate(zip(lengths, stream_bytes)):
-        cap = max_decodable_tokens(size, vocab_size, total_bits)
-        if n > cap:
-            raise ValueError(f"corrupted stream: sequence {b} declares {n} tokens but a "
-                             f"{size}-byte bitstream holds at most {cap} for a vocabulary of "
-                             f"{vocab_size}")
+def _check_token_count(n_tokens: int, stream_bytes: int, vocab_size: int) -> None:
+    cap = max_decodable_tokens(stream_bytes, vocab_size)
+    if n_tokens > cap:
+        raise ValueError(f"corrupted stream: {n_tokens} tokens declared but a {stream_bytes}-byte "
+                         f"stream holds at most {cap} for a vocabulary of {vocab_size}")
 
 
 def code_length_bits(data: bytes, model: Any) -> float:
@@ -248,12 +277,21 @@ def _split(data: bytes, chunk_size: int, model: Any) -> list[bytes]:
     return utf8_chunks(data, chunk_size)
 
 
-def compress(data: bytes, model: Any, *, chunk_size: int | None = None, precision: int = 32,
-             total_bits: int = 24) -> bytes:
+def _default_group(model: Any) -> int:
+    """Chunks per lockstep group: many for cheap byte models, 8 for large vocabularies."""
+    return 64 if int(model.vocab_size) <= 256 else 8
+
+
+def compress(data: bytes, model: Any, *, chunk_size: int | None = None,
+             group_size: int | None = None, threads: int = 1,
+             progress: Callable[[float, str], None] | None = None) -> bytes:
     """Losslessly compress ``data`` with ``model`` (see the module docstring for the format).
 
     chunk_size: cut the data into independently modelled chunks of this many bytes (the
-    paper's 2048); ``None`` means the model's context length for byte models, else one chunk.
+    paper's 2048); ``None`` means the model's context length for byte models, else one chunk;
+    0 means one chunk. group_size: chunks coded together through one batched session (default
+    64 for byte models, 8 otherwise); decoding repeats the grouping. progress(fraction, message)
+    is called after every coding step.
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"data must be bytes, got {type(data).__name__}")
@@ -262,50 +300,79 @@ def compress(data: bytes, model: Any, *, chunk_size: int | None = None, precisio
     if chunk_size is None:
         ctx = getattr(model, "context_length", None)
         chunk_size = ctx if (ctx is not None and model.vocab_size == 256) else 0
-    if not isinstance(chunk_size, int) or chunk_size < 0:
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 0:
         raise ValueError(f"chunk_size must be an int >= 0 or None, got {chunk_size!r}")
+    group_size = _default_group(model) if group_size is None else group_size
+    if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 1:
+        raise ValueError(f"group_size must be a positive int or None, got {group_size!r}")
     chunks = _split(data, chunk_size, model)
     tokens = [model.tokenizer.encode(c) for c in chunks]
-    streams = encode_token_sequences(model, tokens, precision=precision, total_bits=total_bits)
-    out = bytearray(_MAGIC)
+    _check_lengths(model, [len(t) for t in tokens], "data")
+    streams = []
+    n_groups = -(-len(tokens) // group_size)
+    for gi, g in enumerate(range(0, len(tokens), group_size)):
+        step = None if progress is None else (
+            lambda t, n, gi=gi: progress((gi + t / n) / n_groups,
+                                         f"group {gi + 1}/{n_groups}: step {t}/{n}"))
+        streams.append(encode_token_sequences(model, tokens[g:g + group_size], threads=threads,
+                                              progress=step))
+    out = bytearray(_MAGIC + bytes([FORMAT_VERSION]))
     _put_varint(len(data), out)
     _put_varint(chunk_size, out)
+    _put_varint(group_size, out)
     out += zlib.crc32(data).to_bytes(4, "big")
     _put_varint(len(chunks), out)
-    for toks, s in zip(tokens, streams):
+    for toks in tokens:
         _put_varint(len(toks), out)
+    for s in streams:
         _put_varint(len(s), out)
     for s in streams:
         out += s
     return bytes(out)
 
 
-def decompress(blob: bytes, model: Any, *, precision: int = 32, total_bits: int = 24) -> bytes:
-    """Inverse of :func:`compress` with the same model; a damaged blob raises ``ValueError``."""
-    if not isinstance(blob, (bytes, bytearray, memoryview)):
-        raise TypeError(f"blob must be bytes, got {type(blob).__name__}")
-    _check_model(model)
-    blob = bytes(blob)
-    if blob[:4] != _MAGIC:
+def _read_header(blob: bytes) -> tuple[int, int, int, list[int], list[int], int]:
+    """(raw length, group size, crc, token counts, stream sizes, offset of the first stream)."""
+    if len(blob) < 4 or blob[:3] != _MAGIC:
         raise ValueError("corrupted stream: not an lm_compression blob (bad magic)")
+    version = 1 if blob[:4] == b"LMC1" else blob[3]     # version 1 spelled its magic "LMC1"
+    if version != FORMAT_VERSION:
+        raise ValueError(f"unsupported lm_compression format version {version} (this version "
+                         f"reads format version {FORMAT_VERSION}); compress the data again with "
+                         "this version")
     pos = 4
     n_raw, pos = _get_varint(blob, pos)
     _, pos = _get_varint(blob, pos)
+    group, pos = _get_varint(blob, pos)
     if pos + 4 > len(blob):
         raise ValueError("corrupted stream: truncated header")
     crc = int.from_bytes(blob[pos:pos + 4], "big")
     pos += 4
     n_chunks, pos = _get_varint(blob, pos)
-    if n_chunks > len(blob):
-        raise ValueError("corrupted stream: implausible chunk count")
-    lengths, sizes = [], []
+    if n_chunks > len(blob) or (n_chunks and group < 1):
+        raise ValueError("corrupted stream: implausible chunk or group count")
+    lengths = []
     for _ in range(n_chunks):
         n, pos = _get_varint(blob, pos)
-        s, pos = _get_varint(blob, pos)
         lengths.append(n)
+    sizes = []
+    for _ in range(-(-n_chunks // group) if n_chunks else 0):
+        s, pos = _get_varint(blob, pos)
         sizes.append(s)
     if pos + sum(sizes) != len(blob):
-        raise ValueError("corrupted stream: bitstream lengths do not match the blob size")
+        raise ValueError(f"corrupted stream: the header declares {pos + sum(sizes)} bytes, the "
+                         f"blob has {len(blob)} (truncated or padded)")
+    return n_raw, group, crc, lengths, sizes, pos
+
+
+def decompress(blob: bytes, model: Any, *, threads: int = 1,
+               progress: Callable[[float, str], None] | None = None) -> bytes:
+    """Inverse of :func:`compress` with the same model; a damaged blob raises ``ValueError``."""
+    if not isinstance(blob, (bytes, bytearray, memoryview)):
+        raise TypeError(f"blob must be bytes, got {type(blob).__name__}")
+    _check_model(model)
+    blob = bytes(blob)
+    n_raw, group, crc, lengths, sizes, pos = _read_header(blob)
     ctx = getattr(model, "context_length", None)
     if ctx is not None and lengths and max(lengths) > ctx:
         raise ValueError("corrupted stream (or wrong model): a chunk is longer than the model's "
@@ -313,14 +380,18 @@ def decompress(blob: bytes, model: Any, *, precision: int = 32, total_bits: int 
     if sum(lengths) > n_raw and _byte_level(model):
         raise ValueError(f"corrupted stream: {sum(lengths)} byte tokens declared for {n_raw} "
                          "raw bytes")
-    # fail before any model call when a count exceeds what its bitstream can hold
-    _check_token_counts(lengths, sizes, int(model.vocab_size), total_bits)
-    streams = []
-    for s in sizes:
-        streams.append(blob[pos:pos + s])
-        pos += s
-    tokens = decode_token_sequences(model, streams, lengths, precision=precision,
-                                    total_bits=total_bits)
+    groups = [lengths[g:g + group] for g in range(0, len(lengths), group)]
+    # fail before any model call when a count exceeds what its stream can hold
+    for counts, size in zip(groups, sizes):
+        _check_token_count(sum(counts), size, int(model.vocab_size))
+    tokens: list[list[int]] = []
+    for gi, (counts, size) in enumerate(zip(groups, sizes)):
+        step = None if progress is None else (
+            lambda t, n, gi=gi: progress((gi + t / n) / len(groups),
+                                         f"group {gi + 1}/{len(groups)}: step {t}/{n}"))
+        tokens += decode_token_sequences(model, blob[pos:pos + size], counts, threads=threads,
+                                         progress=step)
+        pos += size
     try:
         data = b"".join(model.tokenizer.decode(t) for t in tokens)
     except ValueError as exc:
@@ -335,13 +406,16 @@ def decompress(blob: bytes, model: Any, *, precision: int = 32, total_bits: int 
 
 @dataclass(frozen=True)
 class ModelCodingResult:
-    """Chunked coding of a data set with a model (paper accounting: every bitstream counted).
+    """Chunked coding of a data set with a model (paper accounting: every coded bit counted).
 
-    rate = Σ bitstream bytes / Σ raw bytes; ideal_rate = Σ (−log2 p) / 8 / raw bytes, with p the
-    model's distributions along the coding path (before quantisation).
+    rate = Σ stream bytes / Σ raw bytes for the real, decoded-and-checked streams (the chunks of
+    a group share one stream); separate_rate = the same chunks with one stream per chunk (the
+    paper's layout: every chunk pays its own flush); ideal_rate = Σ (−log2 p) / 8 / raw bytes,
+    with p the model's distributions along the coding path.
     """
 
     rate: float
+    separate_rate: float
     ideal_rate: float
     raw_bytes: int
     compressed_bytes: int
@@ -361,21 +435,30 @@ class ModelCodingResult:
             return float("nan")
         return self.raw_bytes / 1024 / self.decode_seconds
 
+    @property
+    def encode_tokens_per_s(self) -> float:
+        return self.n_tokens / self.encode_seconds if self.encode_seconds else np.inf
+
 
 def code_chunks(chunks: Sequence[bytes], model: Any, *, verify: bool = True,
-                group_size: int = 64, precision: int = 32, total_bits: int = 24,
+                group_size: int | None = None, separate: bool = True,
                 progress: Callable[[float, str], None] | None = None) -> ModelCodingResult:
-    """Arithmetic-code every chunk independently (in lockstep groups of ``group_size``),
-    measure the real and the ideal rate, and with ``verify`` decode every chunk and check it.
+    """Range-code every chunk independently (in lockstep groups of ``group_size`` sharing one
+    stream), measure the real and the ideal rate, and with ``verify`` decode every chunk and
+    check it. ``separate``: also measure one-stream-per-chunk sizes (``separate_rate``).
     """
     _check_model(model)
     chunks = [bytes(c) for c in chunks]
     if not chunks or not any(chunks):
         raise ValueError("chunks must hold at least one non-empty chunk")
+    group_size = _default_group(model) if group_size is None else int(group_size)
+    if group_size < 1:
+        raise ValueError(f"group_size must be >= 1, got {group_size}")
     tokens = [model.tokenizer.encode(c) for c in chunks]
     _check_lengths(model, [len(t) for t in tokens], "chunks")
     ideal_bits = 0.0
     compressed = 0
+    alone: list[int] = []
     enc_s = dec_s = 0.0
     ok = True
     groups = [list(range(i, min(i + group_size, len(chunks))))
@@ -384,21 +467,22 @@ def code_chunks(chunks: Sequence[bytes], model: Any, *, verify: bool = True,
         seqs = [tokens[i] for i in group]
         t0 = time.perf_counter()
         bits: list[float] = []
-        streams = encode_token_sequences(model, seqs, precision=precision,
-                                         total_bits=total_bits, ideal_bits=bits)
+        stream = encode_token_sequences(model, seqs, ideal_bits=bits,
+                                        separate_bytes=alone if separate else None)
         enc_s += time.perf_counter() - t0
         ideal_bits += sum(bits)
-        compressed += sum(len(s) for s in streams)
+        compressed += len(stream)
         if verify:
             t0 = time.perf_counter()
-            back = decode_token_sequences(model, streams, [len(s) for s in seqs],
-                                          precision=precision, total_bits=total_bits)
+            back = decode_token_sequences(model, stream, [len(s) for s in seqs])
             dec_s += time.perf_counter() - t0
             ok = ok and all(model.tokenizer.decode(b) == chunks[i] for b, i in zip(back, group))
         if progress is not None:
             progress((gi + 1) / len(groups), f"coded {group[-1] + 1}/{len(chunks)} chunks")
     raw = sum(len(c) for c in chunks)
-    return ModelCodingResult(rate=compressed / raw, ideal_rate=ideal_bits / 8 / raw,
+    return ModelCodingResult(rate=compressed / raw,
+                             separate_rate=sum(alone) / raw if separate else float("nan"),
+                             ideal_rate=ideal_bits / 8 / raw,
                              raw_bytes=raw, compressed_bytes=compressed, n_chunks=len(chunks),
                              n_tokens=sum(len(t) for t in tokens), encode_seconds=enc_s,
                              decode_seconds=dec_s if verify else None,
