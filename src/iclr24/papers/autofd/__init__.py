@@ -70,7 +70,12 @@ from .applications import (
     von_weizsacker,
 )
 from .autodiff import functional_grad, functional_jvp, functional_value_and_grad
-from .compile_cache import CompileCacheInfo, clear_compile_cache, compile_cache_info
+from .compile_cache import (
+    CompileCacheInfo,
+    clear_compile_cache,
+    compile_cache_info,
+    compiler_options,
+)
 from .function import (
     CallCounter,
     Function,
@@ -123,6 +128,7 @@ __all__ = [
     "call_cache",
     "clear_compile_cache",
     "compile_cache_info",
+    "compiler_options",
     "compose",
     "constant",
     "count_calls",

@@ -27,6 +27,22 @@ from iclr24.claims import Measurement, Scale, claim, sizes
 # --------------------------------------------------------------------------------------------
 
 
+# One-shot programs (evaluated once per run): compile time dominates their cost on CPU, so they
+# are compiled with XLA's backend optimisation off (same values up to rounding).
+_ONE_SHOT = {"xla_backend_optimization_level": 0}
+
+
+def _jit_once(fun: Callable[..., Any], **kwargs: Any) -> Callable[..., Any]:
+    import jax
+    return jax.jit(fun, compiler_options=_ONE_SHOT, **kwargs)
+
+
+def _both_routes(grad_a: Any, grad_b: Any, xq: Any) -> tuple[Any, Any]:
+    """The functional_grad and jax.grad gradients at the points xq, in one compiled program."""
+    import jax
+    return _jit_once(jax.vmap(lambda x: (grad_a(x), grad_b(x))))(xq)
+
+
 def _interp_1d(grid_x: Any, values: Any, xq: Any) -> Any:
     import jax.numpy as jnp
     return jnp.interp(xq, grid_x, values)
@@ -49,17 +65,19 @@ def _case_lda(n_base: int, xq: np.ndarray) -> dict[str, Any]:
 
     nodes, weights = gauss_legendre(64, a, b)
     rho = Function(rho_fn, [()], (), Grid((nodes,), (weights,)), name="rho")
-    ours = jax.jit(jax.vmap(functional_grad(lda_exchange)(rho)))(xq)
-    ours_jax = jax.jit(jax.vmap(jax.grad(lda_exchange)(rho)))(xq)
-    # baseline: rho on a uniform grid, jax.grad of the quadrature sum / weight, interpolated
-    xs = jnp.linspace(a, b, n_base)
-    w = jnp.full(n_base, (b - a) / (n_base - 1)).at[0].mul(0.5).at[-1].mul(0.5)
+    ours, ours_jax = _both_routes(functional_grad(lda_exchange)(rho),
+                                  jax.grad(lda_exchange)(rho), xq)
 
-    def e_h(r: Any) -> Any:
-        return jnp.sum(w * LDA_EXCHANGE_CONSTANT * r ** (4.0 / 3.0))
-    g_nodes = jax.grad(e_h)(rho_fn(xs)) / w
-    base = _interp_1d(xs, g_nodes, xq)
-    ref = exact(xq)
+    def baseline(xq: Any) -> Any:
+        # rho on a uniform grid, jax.grad of the quadrature sum / weight, interpolated
+        xs = jnp.linspace(a, b, n_base)
+        w = jnp.full(n_base, (b - a) / (n_base - 1)).at[0].mul(0.5).at[-1].mul(0.5)
+
+        def e_h(r: Any) -> Any:
+            return jnp.sum(w * LDA_EXCHANGE_CONSTANT * r ** (4.0 / 3.0))
+        g_nodes = jax.grad(e_h)(rho_fn(xs)) / w
+        return _interp_1d(xs, g_nodes, xq), exact(xq)
+    base, ref = _jit_once(baseline)(xq)
     return {"ours": ours, "ours_jax": ours_jax, "base": base, "ref": ref}
 
 
@@ -81,21 +99,24 @@ def _case_vw(n_base: int, rq: np.ndarray, dim: int) -> dict[str, Any]:
     n1, w1 = gauss_legendre(12 if dim == 3 else 24, a, b)
     pts, ww = product_grid(n1, w1, dim)
     rho = Function(rho_fn, [(dim,)], (), Grid((pts,), (ww,)), name="rho")
-    ours = jax.jit(jax.vmap(functional_grad(von_weizsacker)(rho)))(rq)
-    ours_jax = jax.jit(jax.vmap(jax.grad(von_weizsacker)(rho)))(rq)
-    # baseline: uniform grid, central finite differences, jax.grad of the sum / cell volume
-    xs = jnp.linspace(a, b, n_base)
-    h = float(xs[1] - xs[0])
-    mesh = jnp.stack(jnp.meshgrid(*([xs] * dim), indexing="ij"), axis=-1)
-    vol = h**dim
+    ours, ours_jax = _both_routes(functional_grad(von_weizsacker)(rho),
+                                  jax.grad(von_weizsacker)(rho), rq)
+    h = (b - a) / (n_base - 1)
 
-    def t_h(r: Any) -> Any:
-        grads = jnp.stack(jnp.gradient(r, h), axis=-1)
-        return jnp.sum(vol * jnp.sum(grads**2, axis=-1) / r / 8.0)
-    g_nodes = jax.jit(jax.grad(t_h))(rho_fn(mesh)) / vol
-    coords = [(rq[:, i] - a) / h for i in range(dim)]
-    base = map_coordinates(g_nodes, coords, order=1)
-    return {"ours": ours, "ours_jax": ours_jax, "base": base, "ref": exact(rq)}
+    def baseline(rq: Any) -> Any:
+        # uniform grid, central finite differences, jax.grad of the sum / cell volume
+        xs = jnp.linspace(a, b, n_base)
+        mesh = jnp.stack(jnp.meshgrid(*([xs] * dim), indexing="ij"), axis=-1)
+        vol = h**dim
+
+        def t_h(r: Any) -> Any:
+            grads = jnp.stack(jnp.gradient(r, h), axis=-1)
+            return jnp.sum(vol * jnp.sum(grads**2, axis=-1) / r / 8.0)
+        g_nodes = jax.grad(t_h)(rho_fn(mesh)) / vol
+        coords = [(rq[:, i] - a) / h for i in range(dim)]
+        return map_coordinates(g_nodes, coords, order=1), exact(rq)
+    base, ref = _jit_once(baseline)(rq)
+    return {"ours": ours, "ours_jax": ours_jax, "base": base, "ref": ref}
 
 
 def _case_brachistochrone(n_base: int, xq: np.ndarray) -> dict[str, Any]:
@@ -126,19 +147,22 @@ def _case_brachistochrone(n_base: int, xq: np.ndarray) -> dict[str, Any]:
 
     nodes, weights = sqrt_substitution(64)
     y = Function(y_fn, [()], (), Grid((nodes,), (weights,)), name="y")
-    ours = jax.jit(jax.vmap(functional_grad(brachistochrone_functional)(y)))(xq)
-    ours_jax = jax.jit(jax.vmap(jax.grad(brachistochrone_functional)(y)))(xq)
-    # baseline: y at x_i = i h (i = 1..n), y_0 = 0 fixed, central differences, grad / h
+    ours, ours_jax = _both_routes(functional_grad(brachistochrone_functional)(y),
+                                  jax.grad(brachistochrone_functional)(y), xq)
     h = 1.0 / n_base
-    xs = jnp.arange(1, n_base + 1) * h
 
-    def f_h(u: Any) -> Any:
-        full = jnp.concatenate([jnp.zeros(1), u])
-        du = jnp.gradient(full, h)[1:]
-        return jnp.sum(h * brachistochrone_integrand(u, du))
-    g_nodes = jax.grad(f_h)(y_fn(xs)) / h
-    base = _interp_1d(xs, g_nodes, xq)
-    return {"ours": ours, "ours_jax": ours_jax, "base": base, "ref": exact(xq)}
+    def baseline(xq: Any) -> Any:
+        # y at x_i = i h (i = 1..n), y_0 = 0 fixed, central differences, grad / h
+        xs = jnp.arange(1, n_base + 1) * h
+
+        def f_h(u: Any) -> Any:
+            full = jnp.concatenate([jnp.zeros(1), u])
+            du = jnp.gradient(full, h)[1:]
+            return jnp.sum(h * brachistochrone_integrand(u, du))
+        g_nodes = jax.grad(f_h)(y_fn(xs)) / h
+        return _interp_1d(xs, g_nodes, xq), exact(xq)
+    base, ref = _jit_once(baseline)(xq)
+    return {"ours": ours, "ours_jax": ours_jax, "base": base, "ref": ref}
 
 
 def _case_nonlocal(n_base: int, xq: np.ndarray) -> dict[str, Any]:
@@ -158,18 +182,21 @@ def _case_nonlocal(n_base: int, xq: np.ndarray) -> dict[str, Any]:
 
     f = Function(f_fn, [()], (), Grid((nodes,), (weights,)), name="f")
     k = Function(k_fn, [(), ()], (), Grid((nodes, nodes), (weights, weights)), name="k")
-    ours = jax.jit(jax.vmap(functional_grad(nonlocal_energy)(f, k)))(xq)
-    ours_jax = jax.jit(jax.vmap(jax.grad(nonlocal_energy)(f, k)))(xq)
-    # 2 int k(x, y) f(y) dy = 2 sqrt(pi/2) exp(-x^2/2)
-    ref = 2.0 * math.sqrt(math.pi / 2.0) * jnp.exp(-(xq**2) / 2.0)
-    xs = jnp.linspace(a, b, n_base)
-    w = jnp.full(n_base, (b - a) / (n_base - 1)).at[0].mul(0.5).at[-1].mul(0.5)
-    kmat = k_fn(xs[:, None], xs[None, :])
+    ours, ours_jax = _both_routes(functional_grad(nonlocal_energy)(f, k),
+                                  jax.grad(nonlocal_energy)(f, k), xq)
 
-    def e_h(u: Any) -> Any:
-        return jnp.sum(w[:, None] * w[None, :] * kmat * u[:, None] * u[None, :])
-    g_nodes = jax.grad(e_h)(f_fn(xs)) / w
-    base = _interp_1d(xs, g_nodes, xq)
+    def baseline(xq: Any) -> Any:
+        # 2 int k(x, y) f(y) dy = 2 sqrt(pi/2) exp(-x^2/2)
+        ref = 2.0 * math.sqrt(math.pi / 2.0) * jnp.exp(-(xq**2) / 2.0)
+        xs = jnp.linspace(a, b, n_base)
+        w = jnp.full(n_base, (b - a) / (n_base - 1)).at[0].mul(0.5).at[-1].mul(0.5)
+        kmat = k_fn(xs[:, None], xs[None, :])
+
+        def e_h(u: Any) -> Any:
+            return jnp.sum(w[:, None] * w[None, :] * kmat * u[:, None] * u[None, :])
+        g_nodes = jax.grad(e_h)(f_fn(xs)) / w
+        return _interp_1d(xs, g_nodes, xq), ref
+    base, ref = _jit_once(baseline)(xq)
     return {"ours": ours, "ours_jax": ours_jax, "base": base, "ref": ref}
 
 
@@ -232,9 +259,11 @@ def exact_derivatives(scale: Scale, seed: int) -> Measurement:
     }
     if scale is not Scale.SMOKE:
         cases["vw2d"] = lambda: _case_vw(n_base, _ball(rng, n_query, 2, 1.5), 2)
+    from . import compiler_options
+
     metrics: dict[str, float] = {}
     rows = []
-    with jax.enable_x64(True):
+    with jax.enable_x64(True), compiler_options(**_ONE_SHOT):
         for name, run in cases.items():
             t0 = time.perf_counter()
             out = run()
@@ -319,7 +348,7 @@ def _adam(grad_fn: Callable[[Any], tuple[Any, Any]], params: Any, lr: float, ste
     m = tmap(jnp.zeros_like, params)
     v = tmap(jnp.zeros_like, params)
 
-    @jax.jit
+    @_jit_once  # compiled once, run per step: at these sizes compile time still dominates
     def step(p: Any, m: Any, v: Any, t: Any) -> Any:
         loss, g = grad_fn(p)
         m = tmap(lambda a, b: 0.9 * a + 0.1 * b, m, g)
@@ -404,21 +433,18 @@ def brachistochrone(scale: Scale, seed: int, progress: Callable[..., None]) -> M
             vals = jax.vmap(dfdy)(jnp.asarray(nodes))
             return jnp.sum(jnp.where(interior, weights * vals**2, 0.0))  # int (dF/dy)^2
 
-        init = _mlp_init(jax.random.PRNGKey(seed), width)
-        init = jax.tree_util.tree_map(lambda a: a.astype(jnp.float64), init)
-        # the functional-derivative route gives the same parameter gradient as F itself
-        grad_direct, grad_fd = jax.jit(jax.grad(loss_direct)), jax.jit(jax.grad(loss_fd))
-        g_direct = grad_direct(init)
-        g_fd = grad_fd(init)
-        flat_d = jnp.concatenate([a.ravel() for a in jax.tree_util.tree_leaves(g_direct)])
-        flat_f = jnp.concatenate([a.ravel() for a in jax.tree_util.tree_leaves(g_fd)])
+        init = _jit_once(lambda key: jax.tree_util.tree_map(
+            lambda a: a.astype(jnp.float64), _mlp_init(key, width)))(jax.random.PRNGKey(seed))
+
+        def route_diff(p: Any) -> Any:
+            # the functional-derivative route gives the same parameter gradient as F itself
+            flat = [jnp.concatenate([a.ravel() for a in jax.tree_util.tree_leaves(g)])
+                    for g in (jax.grad(loss_direct)(p), jax.grad(loss_fd)(p))]
+            return jnp.linalg.norm(flat[0] - flat[1]) / jnp.linalg.norm(flat[0])
+        route_diff = _jit_once(route_diff)
         # init has a zero last layer, so compare on a perturbed point too
         pert = jax.tree_util.tree_map(lambda a: a + 0.05, init)
-        pd = jnp.concatenate([a.ravel() for a in jax.tree_util.tree_leaves(grad_direct(pert))])
-        pf = jnp.concatenate([a.ravel() for a in jax.tree_util.tree_leaves(grad_fd(pert))])
-        metrics["fd_route_grad_rel_diff"] = float(max(
-            jnp.linalg.norm(flat_d - flat_f) / jnp.linalg.norm(flat_d),
-            jnp.linalg.norm(pd - pf) / jnp.linalg.norm(pd)))
+        metrics["fd_route_grad_rel_diff"] = float(max(route_diff(init), route_diff(pert)))
 
         runs = [("direct", loss_direct), ("fd", loss_fd), ("residual", residual)]
         if scale is Scale.SMOKE:
@@ -431,7 +457,7 @@ def brachistochrone(scale: Scale, seed: int, progress: Callable[..., None]) -> M
             curves[name] = _curve(params)
             curves_loss[name] = losses
             metrics[f"F_{name}"] = brachistochrone_travel_time(curves[name])
-        residual_jit = jax.jit(residual)
+        residual_jit = _jit_once(residual)
         res0 = float(residual_jit(init))
         res_direct = float(residual_jit(_params_of(curves["direct"])))
         metrics["residual_init"] = res0
@@ -443,7 +469,7 @@ def brachistochrone(scale: Scale, seed: int, progress: Callable[..., None]) -> M
         y_poly, _ = _adam(jax.value_and_grad(lambda u: _polyline_time(u, n_seg)),
                                     y0, sizes(scale, smoke=1e-2, small=1e-3), steps, progress,
                                     "polyline", (len(runs) / (len(runs) + 1), 1.0))
-        metrics["F_polyline"] = float(_polyline_time(y_poly, n_seg))
+        metrics["F_polyline"] = float(_jit_once(_polyline_time, static_argnums=1)(y_poly, n_seg))
     xc, yc, f_star = cycloid()
     metrics["F_line"] = brachistochrone_travel_time(lambda x: -x)
     metrics["F_cycloid"] = f_star
@@ -488,7 +514,7 @@ def _brachistochrone_figure(curves: dict[str, Any], xc: np.ndarray, yc: np.ndarr
     ax.plot(xs, -xs, "k:", label=f"line F={metrics['F_line']:.4f}")
     for name, c in curves.items():
         with jax.enable_x64(True):
-            ys = np.asarray(jax.vmap(c)(jnp.asarray(xs)))
+            ys = np.asarray(_jit_once(jax.vmap(c))(jnp.asarray(xs)))
         ax.plot(xs, ys, "--", label=f"{name} F={metrics[f'F_{name}']:.4f}")
     px = np.linspace(0.0, 1.0, n_seg + 1)
     py = np.concatenate([[0.0], np.asarray(y_poly), [-1.0]])
@@ -512,12 +538,14 @@ def _brachistochrone_figure(curves: dict[str, Any], xc: np.ndarray, yc: np.ndarr
 # --------------------------------------------------------------------------------------------
 
 def _nested(depth: int) -> Any:
-    import jax.numpy as jnp
+    from jax import lax
 
     from . import Function
-    h = Function(jnp.sin, [()], (), name="h")
-    f = Function(jnp.exp, [()], (), name="f")
-    g = Function(jnp.tanh, [()], (), name="g")
+    # lax primitives: the counted bodies are cheap to trace, so the exponential uncached count
+    # costs little time (jnp.* would add a nested jit per call)
+    h = Function(lax.sin, [()], (), name="h")
+    f = Function(lax.exp, [()], (), name="f")
+    g = Function(lax.tanh, [()], (), name="g")
     for _ in range(depth):
         h = f(h) + g(h)  # h_d = f(h_{d-1}) + g(h_{d-1})
     return h
@@ -527,8 +555,9 @@ def _count(fn: Any, cache: bool, *args: Any) -> int:
     import jax
 
     from . import call_cache, count_calls
-    with call_cache(cache), count_calls() as counter:
-        jax.make_jaxpr(lambda *a: fn(*a))(*args)  # a fresh callable: no trace cache
+    with call_cache(cache), count_calls() as counter, jax.disable_jit():
+        # a fresh callable: no trace cache; disable_jit: jnp functions trace inline
+        jax.make_jaxpr(lambda *a: fn(*a))(*args)
     return counter.leaf
 
 
@@ -582,7 +611,7 @@ def call_cache(scale: Scale, seed: int, progress: Callable[..., None]) -> Measur
     import jax
     import jax.numpy as jnp
 
-    from . import Function, Grid, functional_grad, gauss_legendre, integrate
+    from . import Function, Grid, compiler_options, functional_grad, gauss_legendre, integrate
 
     max_depth = sizes(scale, smoke=11, small=14)
     grad_depth = sizes(scale, smoke=6, small=8)
@@ -607,18 +636,19 @@ def call_cache(scale: Scale, seed: int, progress: Callable[..., None]) -> Measur
     # evaluating a returned gradient function: the same effect one level up
     nodes, weights = gauss_legendre(16, -1.0, 1.0)
     grad_rows = []
-    for d in range(1, grad_depth + 1):
-        h = _nested(d)
-        h = Function(lambda x, h=h: h(x), [()], (), Grid((nodes,), (weights,)), name="hd")
-        gfun = functional_grad(lambda u: integrate(u**2))(h)
-        grad_rows.append({"depth": d, "cached": _count(gfun, True, 0.1),
-                          "uncached": _count(gfun, False, 0.1)})
-    metrics["grad_count_cached_at_grad_depth"] = grad_rows[-1]["cached"]
-    metrics["grad_count_uncached_at_grad_depth"] = grad_rows[-1]["uncached"]
-    progress(0.6, "neural functional")
-    n_grid = sizes(scale, smoke=30, small=100)
-    steps = 3
-    losses, times = _neural_functional(n_grid, steps)
+    with compiler_options(**_ONE_SHOT):  # every graph below is new: compile time dominates
+        for d in range(1, grad_depth + 1):
+            h = _nested(d)
+            h = Function(lambda x, h=h: h(x), [()], (), Grid((nodes,), (weights,)), name="hd")
+            gfun = functional_grad(lambda u: integrate(u**2))(h)
+            grad_rows.append({"depth": d, "cached": _count(gfun, True, 0.1),
+                              "uncached": _count(gfun, False, 0.1)})
+        metrics["grad_count_cached_at_grad_depth"] = grad_rows[-1]["cached"]
+        metrics["grad_count_uncached_at_grad_depth"] = grad_rows[-1]["uncached"]
+        progress(0.6, "neural functional")
+        n_grid = sizes(scale, smoke=30, small=100)
+        steps = 3
+        losses, times = _neural_functional(n_grid, steps)
     for i, value in enumerate(losses):
         metrics[f"nf_loss_{i}"] = value
     metrics["loss_strictly_decreasing"] = float(all(b < a for a, b in itertools.pairwise(losses)))

@@ -25,18 +25,20 @@ the key, not the values in it).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import hashlib
 import types
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import jax
 import numpy as np
 
-__all__ = ["CompileCacheInfo", "clear_compile_cache", "compile_cache_info"]
+__all__ = ["CompileCacheInfo", "clear_compile_cache", "compile_cache_info", "compiler_options"]
 
 _VALUE_LIMIT = 1 << 16  # JAX arrays up to this many elements are keyed by value
 _MAX_PROGRAMS = 256
@@ -171,6 +173,14 @@ def fingerprint(f: Any) -> tuple[bytes, list[Any]]:
         if cached is Uncacheable:
             raise Uncacheable
         return cached
+    if f.op == "alias":  # x -> f(x) with another grid or name: evaluates as its operand
+        try:
+            out = fingerprint(f.operands[0])
+        except Uncacheable:
+            f.fingerprint = Uncacheable
+            raise
+        f.fingerprint = out
+        return out
     pins: list[Any] = []
     enc = _Encoder(pins)
     try:
@@ -193,6 +203,36 @@ def fingerprint(f: Any) -> tuple[bytes, list[Any]]:
     return out
 
 
+_OPTIONS: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "autofd_compiler_options", default=None)
+
+
+@contextlib.contextmanager
+def compiler_options(**options: Any) -> Iterator[None]:
+    """XLA compiler options for the programs autofd compiles inside the block.
+
+    For graphs that are evaluated once (each functional-gradient-descent step builds a new,
+    larger graph), compile time dominates; ``compiler_options(xla_backend_optimization_level=0)``
+    cuts it about 3x on CPU at the price of slower generated code (about 1.5x on a 110k-node
+    3-D quadrature). The options are part of the cache key.
+    """
+    for k, v in options.items():
+        if not isinstance(v, (bool, int, float, str)):
+            raise TypeError(f"compiler option {k!r} must be a bool, int, float or str, got "
+                            f"{type(v).__name__}")
+    token = _OPTIONS.set(dict(options) or None)
+    try:
+        yield
+    finally:
+        _OPTIONS.reset(token)
+
+
+def jit(fun: Callable[..., Any]) -> Callable[..., Any]:
+    """``jax.jit`` with the current :func:`compiler_options`."""
+    options = _OPTIONS.get()
+    return jax.jit(fun) if options is None else jax.jit(fun, compiler_options=options)
+
+
 def cached_program(key_parts: tuple[Any, ...], graph: Any,
                    build: Callable[[], Callable[..., Any]]) -> Callable[..., Any] | None:
     """The compiled program for ``graph`` (+ ``key_parts``), built once per structure.
@@ -205,7 +245,7 @@ def cached_program(key_parts: tuple[Any, ...], graph: Any,
         enc = _Encoder(pins)
         enc.h.update(digest)
         enc.value(key_parts)
-        enc.value((bool(jax.config.jax_enable_x64), _CACHE_ENABLED.get()))
+        enc.value((bool(jax.config.jax_enable_x64), _CACHE_ENABLED.get(), _OPTIONS.get()))
     except Uncacheable:
         return None
     key = enc.h.digest()

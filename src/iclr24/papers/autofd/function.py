@@ -314,6 +314,9 @@ class _EvalScope:
         return out
 
 
+_KINDS = {"b": "bool", "i": "integer", "u": "integer", "f": "floating", "c": "complex"}
+
+
 def _kind(dtype: Any) -> str:
     for kind, parent in (("bool", np.bool_), ("integer", np.integer),
                          ("floating", np.floating), ("complex", np.complexfloating)):
@@ -330,6 +333,11 @@ def check_return(fn: Function, out: Any) -> None:
     JAX's x64 setting); bool / integer / floating / complex may not.
     """
     spec = fn.ret_spec
+    if isinstance(spec, Spec):  # fast path (every call of a user body goes through here)
+        shape, dtype = getattr(out, "shape", None), getattr(out, "dtype", None)
+        if (shape is not None and dtype is not None and tuple(shape) == spec.shape
+                and _KINDS.get(np.dtype(dtype).kind, "?") == _KINDS.get(spec.dtype.kind, "!")):
+            return
     leaves, tree = jax.tree_util.tree_flatten(out)
     try:
         got = [Spec(jnp.shape(a), jnp.result_type(a)) for a in leaves]
@@ -491,8 +499,8 @@ class Function:
     def _compiled(self) -> Callable[..., Any]:
         """``jax.jit(self._evaluate)``, shared by every Function with the same structure."""
         if _COUNTER.get() is None:
-            from .compile_cache import cached_program
-            program = cached_program(("call",), self, lambda: jax.jit(self._evaluate))
+            from .compile_cache import cached_program, jit
+            program = cached_program(("call",), self, lambda: jit(self._evaluate))
             if program is not None:
                 return program
         jitted = _JIT_CACHE.get(self)

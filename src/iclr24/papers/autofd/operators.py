@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .compile_cache import cached_program
+from .compile_cache import cached_program, jit
 from .function import (
     _COUNTER,
     _SCOPE,
@@ -446,7 +446,7 @@ def _top_level_quadrature(f: Function, argnums: tuple[int, ...],
     # arguments), reused by later calls on new Functions of the same structure
 
     def build() -> Callable[..., Any]:
-        return jax.jit(lambda e: _quadrature(f, argnums, e, {}))
+        return jit(lambda e: _quadrature(f, argnums, e, {}))
     if _COUNTER.get() is not None:  # counting body evaluations: trace afresh
         return build()(entries)
     shapes = tuple((tuple(n.shape), str(n.dtype), tuple(w.shape), str(w.dtype))
