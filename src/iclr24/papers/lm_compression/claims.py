@@ -23,11 +23,11 @@ def _noop(*_a, **_k) -> None:
 
 def _byte_transformer(data: bytes, name: str, d_model: int, n_layers: int, n_heads: int,
                       context: int, steps: int, batch: int, seed: int,
-                      short: tuple[int, int, int] | None = None,
+                      short: tuple[int, int, int] | None = None, positions: str = "sinusoidal",
                       probe: list[bytes] | None = None,
                       progress: Callable[..., None] = _noop):
-    """A byte transformer (sinusoidal positions, as the official model) trained on ``data``
-    (cached per process under ``name`` and the sizes).
+    """A byte transformer (``positions``: sinusoidal as the official model, or learned) trained
+    on ``data`` (cached per process under ``name`` and the sizes).
 
     ``short = (window, steps, batch)`` first trains on short windows (3x cheaper per byte on a
     CPU: attention and per-step overheads), then ``steps`` steps on full ``context`` windows at a
@@ -47,11 +47,11 @@ def _byte_transformer(data: bytes, name: str, d_model: int, n_layers: int, n_hea
 
     from .model_coding import code_length_bits
 
-    key = (name, d_model, n_layers, n_heads, context, steps, batch, short, seed)
+    key = (name, d_model, n_layers, n_heads, context, steps, batch, short, positions, seed)
     if key in _MODEL_CACHE:
         return _MODEL_CACHE[key]
     cfg = TransformerConfig(d_model=d_model, n_layers=n_layers, n_heads=n_heads,
-                            context_length=context, positions="sinusoidal")
+                            context_length=context, positions=positions)
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         model = CausalTransformer(cfg)
@@ -104,16 +104,20 @@ def _text_ngram(order: int = 3):
 def _main_recipe(scale: Scale) -> dict:
     """Model and training budget of the main byte transformer (claims 1 and 3).
 
-    ``small`` is one phase of 120 steps on full 1024-byte windows: a short-window first phase
-    (360 steps of 32 x 256 B, then 30 full steps) was tried and coded held-out prose worse
-    (0.510 vs 0.486, gzip 0.487) at 444 s CPU, past the 5-minute budget, so it was reverted;
-    ``full`` keeps a short-window phase before full windows (its budget lets both converge)."""
+    ``small`` is what worked before: one phase of 120 steps on full 1024-byte windows with
+    *learned* positions (0.486 vs gzip 0.469). Two alternatives were measured and coded held-out
+    prose worse: a short-window first phase with sinusoidal positions (360 steps of 32 x 256 B,
+    then 30 full steps: 0.510, 444 s CPU, past the 5-minute budget) and the same 120 steps with
+    sinusoidal positions (0.588: stuck at the unigram level, 0.568 -> 0.566 from step 30 to
+    120). ``full`` uses the official model's sinusoidal positions with a short-window phase
+    before full windows (its budget lets them converge)."""
+    positions = sizes(scale, smoke="learned", small="learned", full="sinusoidal")
     d, layers, heads, ctx, steps, batch, short = sizes(
         scale, smoke=(32, 1, 2, 512, 4, 4, (128, 6, 8)),
         small=(64, 2, 4, 1024, 120, 8, None),
         full=(128, 2, 4, 2048, 500, 16, (256, 4000, 128)))
     return {"d_model": d, "n_layers": layers, "n_heads": heads, "context": ctx, "steps": steps,
-            "batch": batch, "short": short}
+            "batch": batch, "short": short, "positions": positions}
 
 
 def _main_transformer(scale: Scale, seed: int, progress: Callable[..., None] = _noop,
@@ -220,7 +224,9 @@ def beats_gzip(scale: Scale, seed: int, progress: Callable[..., None] = _noop) -
     schedule = (f"{short[1]} steps on {short[0]}-byte windows (batch {short[2]}) then "
                 if short else "")
     notes = (f"Models: order-3 Witten-Bell n-gram (fit on the training topics, updated online) "
-             f"and a {lm.num_parameters:,}-parameter byte transformer (sinusoidal positions) "
+             f"and a {lm.num_parameters:,}-parameter byte transformer ({recipe['positions']} "
+             "positions; the official model's are sinusoidal, which stayed at the unigram level "
+             "in this budget) "
              f"trained {schedule}{recipe['steps']} steps on {recipe['context']}-byte "
              f"windows (batch {recipe['batch']}{', lr/3' if short else ''}; AdamW {_LR:g}, "
              "warm-up + cosine) on the training topics; both code "

@@ -38,9 +38,13 @@ def _context_ids(data: np.ndarray, k: int) -> np.ndarray:
     return ids
 
 
-class _OrderTable:
-    """Trained counts of one order: sorted context ids, dense counts (n_ctx + 1, 256) as float32
-    (exact for counts < 2^24; the last row is all zeros, for contexts never seen), n(c), u(c)."""
+_ORDER_SHIFT = 56          # table key = order << 56 | context id (contexts of <= 6 bytes)
+
+
+class _Counts:
+    """Trained counts of every order in one table: sorted keys ``order << 56 | context``, dense
+    counts (N + 1, 256) as float32 (exact below 2^24; row N is all zeros, for contexts never
+    seen), n(c) and u(c) per row."""
 
     def __init__(self, keys: np.ndarray, counts: np.ndarray) -> None:
         self.keys = keys
@@ -53,87 +57,59 @@ class _OrderTable:
         return self.keys.size
 
 
-class _OnlineCounts:
-    """The counts B rows see for one order, trained + what each row has coded so far.
-
-    ``work`` holds the trained rows, the zero row, then per-(row, context) copies made on a
-    row's first update of a context (copy-on-write), so one gather fetches any row's counts. A
-    context gets a dense id (its trained row, or a new id past the trained ones for a context
-    training never saw, through a dict: rare on in-domain data); ``slot[row, id]`` is the row of
-    ``work`` holding that row's copy (0: none yet, read the trained row).
-    """
-
-    def __init__(self, table: _OrderTable, batch_size: int) -> None:
-        self.size = table.size                      # index of the zero row
-        self.novel: dict[int, int] = {}
-        self.keys = table.keys
-        self.slot = np.zeros((batch_size, table.size + 16), dtype=np.int64)
-        extra = 8 * batch_size
-        self.work = np.zeros((table.size + 1 + extra, 256), np.float32)
-        self.work[:table.size + 1] = table.counts
-        self.n = np.zeros(self.work.shape[0], np.float32)
-        self.n[:table.size + 1] = table.n
-        self.u = np.zeros(self.work.shape[0], np.float32)
-        self.u[:table.size + 1] = table.u
-        self.used = table.size + 1
-
-    def rows(self, rows: np.ndarray, ctx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(dense context ids, rows of ``work``) for each batch row's context (B,)."""
-        if self.keys.size:
-            ids = np.minimum(np.searchsorted(self.keys, ctx), self.keys.size - 1)
-            ids = np.where(self.keys[ids] == ctx, ids, self.size)
-        else:
-            ids = np.full(ctx.shape, self.size, dtype=np.int64)
-        unseen = np.flatnonzero(ids == self.size)
-        if unseen.size:
-            for j, c in zip(unseen.tolist(), ctx[unseen].tolist()):
-                ids[j] = self.size + 1 + self.novel.setdefault(c, len(self.novel))
-            if ids.max() >= self.slot.shape[1]:
-                grown = np.zeros((self.slot.shape[0], 2 * int(ids.max()) + 1), dtype=np.int64)
-                grown[:, :self.slot.shape[1]] = self.slot
-                self.slot = grown
-        slots = self.slot[rows, ids]
-        return ids, np.where(slots > 0, slots, np.minimum(ids, self.size))
-
-    def add(self, rows: np.ndarray, ids: np.ndarray, where: np.ndarray, sym: np.ndarray) -> None:
-        """Count byte ``sym`` after each row's context (``ids``/``where`` from :meth:`rows`)."""
-        new = np.flatnonzero(where <= self.size)    # still reading a trained (or zero) row
-        if new.size:
-            need = self.used + new.size
-            if need > self.work.shape[0]:
-                cap = max(need, self.work.shape[0] + 2 * (self.work.shape[0] - self.size))
-                for name in ("work", "n", "u"):
-                    old = getattr(self, name)
-                    arr = np.zeros((cap,) + old.shape[1:], np.float32)
-                    arr[:old.shape[0]] = old
-                    setattr(self, name, arr)
-            fresh = np.arange(self.used, need)
-            for arr in (self.work, self.n, self.u):
-                arr[fresh] = arr[where[new]]        # copy-on-write of the trained counts
-            self.slot[rows[new], ids[new]] = fresh
-            where = where.copy()
-            where[new] = fresh
-            self.used = need
-        self.u[where] += self.work[where, sym] == 0  # a byte never seen after this context
-        self.work[where, sym] += 1                   # online update: n(c_k, b) += 1
-        self.n[where] += 1
-
-
 class _NGramSession:
-    """B sequences in lockstep, each with its own online counts; every step is a few numpy
-    operations on (B, 256) arrays per order."""
+    """B sequences in lockstep, each with its own online counts, all orders at once.
+
+    ``work`` holds the trained rows, the zero row, then per-(batch row, context) copies made on
+    a row's first update of a context (copy-on-write), so one gather fetches every order's
+    counts for every batch row. A context gets a dense id (its trained row, or an id past the
+    trained ones for a context training never saw, through a dict: rare on in-domain data);
+    ``slot[row, id]`` is the row of ``work`` holding that batch row's copy (0: none yet).
+    """
 
     def __init__(self, model: AdaptiveNGramModel, batch_size: int) -> None:
         self.model = model
         self.batch_size = batch_size
+        t = model._counts
+        self._size = t.size
         orders = model.order + 1
         self._ctx = np.zeros((orders, batch_size), dtype=np.int64)    # last k bytes, per order
-        self._masks = [(1 << (8 * k)) - 1 for k in range(orders)]
+        self._masks = np.array([(1 << (8 * k)) - 1 for k in range(orders)], dtype=np.int64)
+        self._order_keys = (np.arange(orders, dtype=np.int64) << _ORDER_SHIFT)[:, None]
         self._hist = 0                                                 # bytes fed (all rows)
-        self._online = [_OnlineCounts(t, batch_size) for t in model._tables]
-        self._rows = np.arange(batch_size)
+        self._novel: dict[int, int] = {}
+        self._slot = np.zeros((batch_size, t.size + 64), dtype=np.int64)
+        rows = t.size + 1 + 8 * batch_size * orders
+        self._work = np.zeros((rows, 256), np.float32)
+        self._work[:t.size + 1] = t.counts
+        self._n = np.zeros(rows, np.float32)
+        self._n[:t.size + 1] = t.n
+        self._u = np.zeros(rows, np.float32)
+        self._u[:t.size + 1] = t.u
+        self._used = t.size + 1
+        self._rows = np.tile(np.arange(batch_size), orders)
         self._current: np.ndarray | None = None
-        self._lookup: list[tuple[np.ndarray, np.ndarray]] = []
+        self._lookup: tuple[np.ndarray, np.ndarray] | None = None
+
+    def _ids(self, k: int) -> np.ndarray:
+        """Dense ids (k·B,) of the current contexts of orders 0..k−1, order-major."""
+        keys = (self._order_keys[:k] | self._ctx[:k]).ravel()
+        table = self.model._counts.keys
+        n = self._size
+        if n:
+            ids = np.minimum(np.searchsorted(table, keys), n - 1)
+            ids = np.where(table[ids] == keys, ids, n)
+        else:
+            ids = np.full(keys.shape, n, dtype=np.int64)
+        unseen = np.flatnonzero(ids == n)
+        if unseen.size:
+            for j, key in zip(unseen.tolist(), keys[unseen].tolist()):
+                ids[j] = n + 1 + self._novel.setdefault(key, len(self._novel))
+            if ids.max() >= self._slot.shape[1]:
+                grown = np.zeros((self.batch_size, 2 * int(ids.max()) + 1), dtype=np.int64)
+                grown[:, :self._slot.shape[1]] = self._slot
+                self._slot = grown
+        return ids
 
     def next_probs(self) -> np.ndarray:
         """(B, 256) float32 next-byte probabilities of every row (float32 arithmetic: counts
@@ -141,27 +117,43 @@ class _NGramSession:
         if self._current is not None:
             return self._current
         m = self.model
-        p = np.full((self.batch_size, 256), 1.0 / 256, np.float32)     # p_{-1} = uniform
-        self._lookup = []
-        for k in range(min(m.order, self._hist) + 1):
-            online = self._online[k]
-            ids, where = online.rows(self._rows, self._ctx[k])
-            self._lookup.append((ids, where))
-            n = online.n[where]                                        # n(c_k)
-            u = online.u[where] if m.smoothing == "witten_bell" else \
-                np.full(self.batch_size, m.alpha, np.float32)
-            # p_k = (n(c,b) + u·p_{k-1}) / (n(c) + u); an unseen context (n = 0) keeps p_{k-1}
-            seen = n > 0
-            denom = np.where(seen, n + u, np.float32(1))
-            p *= np.where(seen, u / denom, np.float32(1))[:, None]
-            counts = online.work[where]
-            counts *= np.where(seen, 1 / denom, np.float32(0))[:, None]
-            p += counts
+        b = self.batch_size
+        k = min(m.order, self._hist) + 1                   # orders with a full context
+        ids = self._ids(k)
+        slots = self._slot[self._rows[:k * b], ids]
+        where = np.where(slots > 0, slots, np.minimum(ids, self._size))
+        self._lookup = (ids, where)
+        n = self._n[where]                                                 # n(c_k)
+        u = self._u[where] if m.smoothing == "witten_bell" else np.full(k * b, m.alpha,
+                                                                         np.float32)
+        seen = n > 0                                # an unseen context leaves p_{k-1} as it is
+        denom = np.where(seen, n + u, np.float32(1))
+        w_counts = np.where(seen, 1 / denom, np.float32(0)).reshape(k, b)
+        w_prev = np.where(seen, u / denom, np.float32(1)).reshape(k, b)
+        # p_k = (n(c_k, ·) + u_k·p_{k-1}) / (n(c_k) + u_k), unrolled from p_{-1} = uniform:
+        # p = p_{-1}·Π_k w_prev_k + Σ_k n(c_k, ·)·w_counts_k·Π_{j>k} w_prev_j
+        after = np.ones((k + 1, b), np.float32)
+        after[:k] = np.cumprod(w_prev[::-1], axis=0)[::-1]           # after[k'] = Π_{j>=k'}
+        coef = w_counts * after[1:]
+        counts = self._work[where].reshape(k, b, 256)
+        counts *= coef[:, :, None]
+        p = counts.sum(axis=0)
+        p += (after[0] / np.float32(256))[:, None]
         self._current = p
         return p
 
     def next_log_probs(self) -> np.ndarray:
         return np.log(self.next_probs().astype(np.float64))
+
+    def _grow(self, need: int) -> None:
+        if need <= self._work.shape[0]:
+            return
+        cap = max(need, self._work.shape[0] + 2 * (self._work.shape[0] - self._size))
+        for name in ("_work", "_n", "_u"):
+            old = getattr(self, name)
+            arr = np.zeros((cap,) + old.shape[1:], np.float32)
+            arr[:old.shape[0]] = old
+            setattr(self, name, arr)
 
     def feed(self, tokens: Sequence[int]) -> None:
         toks = np.asarray([int(t) for t in tokens], dtype=np.int64)
@@ -173,10 +165,23 @@ class _NGramSession:
         if m.adaptive:
             if self._current is None:
                 self.next_probs()                          # fills the context look-ups
-            for k, (ids, where) in enumerate(self._lookup):
-                self._online[k].add(self._rows, ids, where, toks)
-        for k in range(1, m.order + 1):
-            self._ctx[k] = ((self._ctx[k] << 8) | toks) & self._masks[k]
+            ids, where = self._lookup
+            sym = np.tile(toks, ids.size // self.batch_size)
+            new = np.flatnonzero(where <= self._size)      # still reading a trained row
+            if new.size:
+                need = self._used + new.size
+                self._grow(need)
+                fresh = np.arange(self._used, need)
+                for arr in (self._work, self._n, self._u):
+                    arr[fresh] = arr[where[new]]           # copy-on-write of the trained counts
+                self._slot[self._rows[new], ids[new]] = fresh
+                where = where.copy()
+                where[new] = fresh
+                self._used = need
+            self._u[where] += self._work[where, sym] == 0  # a byte never seen after this context
+            self._work[where, sym] += 1                    # online update: n(c_k, b) += 1
+            self._n[where] += 1
+        self._ctx = ((self._ctx << 8) | toks[None, :]) & self._masks[:, None]
         self._hist += 1
         self._current = None
 
@@ -203,8 +208,7 @@ class AdaptiveNGramModel(LanguageModelBase):
         self.vocab_size = 256
         self.context_length: int | None = None
         self.tokenizer = ByteTokenizer()
-        empty = _OrderTable(np.zeros(0, dtype=np.int64), np.zeros((0, 256), np.float32))
-        self._tables: list[_OrderTable] = [empty] * (order + 1)
+        self._counts = _Counts(np.zeros(0, dtype=np.int64), np.zeros((0, 256), np.float32))
         self.n_train_bytes = 0
 
     def fit(self, data: bytes) -> AdaptiveNGramModel:
@@ -214,24 +218,24 @@ class AdaptiveNGramModel(LanguageModelBase):
         if len(data) == 0:
             raise ValueError("data must be non-empty to fit an n-gram model (empty corpus)")
         arr = np.frombuffer(bytes(data), dtype=np.uint8).astype(np.int64)
-        self._tables = []
+        keys, tables = [], []
         for k in range(self.order + 1):
             if arr.size > k:
-                keys = _context_ids(arr, k) * 256 + arr[k:]
-                uniq, counts = np.unique(keys, return_counts=True)
+                pairs = _context_ids(arr, k) * 256 + arr[k:]
+                uniq, counts = np.unique(pairs, return_counts=True)
                 ctxs, inv = np.unique(uniq // 256, return_inverse=True)
                 table = np.zeros((ctxs.size, 256), dtype=np.float32)
                 table[inv, uniq % 256] = counts
-            else:
-                ctxs, table = np.zeros(0, dtype=np.int64), np.zeros((0, 256), np.float32)
-            self._tables.append(_OrderTable(ctxs, table))
+                keys.append((np.int64(k) << _ORDER_SHIFT) | ctxs)
+                tables.append(table)
+        self._counts = _Counts(np.concatenate(keys), np.concatenate(tables))
         self.n_train_bytes = len(data)
         return self
 
     @property
     def num_parameters(self) -> int:
         """Stored nonzero counts (each is one number the decoder must be shipped)."""
-        return int(sum(t.u.sum() for t in self._tables))
+        return int(self._counts.u.sum())
 
     def session(self, batch_size: int = 1) -> _NGramSession:
         if not isinstance(batch_size, int) or batch_size < 1:
