@@ -12,8 +12,10 @@ from iclr24.papers.autofd import (
     Grid,
     clear_compile_cache,
     compile_cache_info,
+    compiler_options,
     gauss_legendre,
     integrate,
+    with_grid,
 )
 
 X, W = gauss_legendre(48, -5.0, 5.0)
@@ -86,3 +88,23 @@ def test_traced_closures_are_evaluated_inline():
     g = jax.grad(loss)(1.0)  # d/da sqrt(pi/a) = -sqrt(pi)/2 a^-1.5
     np.testing.assert_allclose(float(g), -np.sqrt(np.pi) / 2, rtol=1e-10)
     assert counts() == (0, 0)
+
+
+def test_alias_shares_its_operands_program():
+    f = gauss()
+    integrate(f**2)
+    integrate(with_grid(f, G) ** 2)  # an alias node evaluates as its operand
+    assert counts() == (1, 1)
+
+
+def test_compiler_options_are_part_of_the_key():
+    F = lambda f: integrate(f**2)
+    a = float(F(gauss()))
+    with compiler_options(xla_backend_optimization_level=0):
+        b = float(F(gauss()))
+        c = float(F(gauss()))
+    assert counts() == (1, 2)  # one program per option set, reused within it
+    np.testing.assert_allclose(b, a, rtol=1e-14)
+    assert b == c
+    with pytest.raises(TypeError, match="compiler option"), compiler_options(bad=[1]):
+        pass

@@ -53,9 +53,18 @@ through ``jax.jit`` programs cached by the graph's *structure* (an LRU of 256), 
 global LRU cache of jaxprs keyed by function hash. Scaled down in the claims: the
 brachistochrone MLP is 2x32 (paper 3x128) trained 5000 steps (paper 10 000), on a
 singularity-aware grid instead of the notebook's biased uniform grid; the neural functional
-uses 3 steps on 100-node grids (smoke: 30). Side effect of importing this package: Function is
-registered as a JAX type (``jax.experimental.hijax.register_hitype``); nothing else is global,
-and float64 is never switched on for you.
+uses 3 steps on 100-node grids (smoke: 30). Side effects: importing this package registers
+Function as a JAX type (``jax.experimental.hijax.register_hitype``); the first time a Function
+enters a JAX trace, ``jax.core.Tracer.__call__`` is defined (the official package does this at
+import) so that ``u(0.3)`` on a traced Function raises a clear error and ``u(g)`` composes;
+calling any other tracer still raises Python's "not callable", but ``callable(tracer)`` is then
+True. Float64 is never switched on for you.
+
+Guards against silent wrong answers (each raises, naming what to use instead): a body whose
+value does not match its ``ret_spec``; a functional that evaluates the function being
+differentiated at points (``u(0.3)``, a hand-written ``jnp.sum(w * jax.vmap(u)(x))``) instead of
+through the operators; functions on different grids combined (the integral would depend on the
+operand order).
 """
 
 from .applications import (

@@ -182,9 +182,19 @@ def _traced_call(self: Any, *args: Any) -> Any:
 def _function_type(f: Function) -> FunctionType:
     # the first time a Function enters a JAX trace, teach tracers the call syntax (the official
     # package patches jax.core.Tracer.__call__ at import; here only once it is needed)
+    if not _CALL_INSTALLED:
+        _install_traced_call()
+    return FunctionType(f.arg_spec, f.ret_spec)
+
+
+_CALL_INSTALLED = False
+
+
+def _install_traced_call() -> None:
+    global _CALL_INSTALLED
     if "__call__" not in vars(jax.core.Tracer):
         jax.core.Tracer.__call__ = _traced_call
-    return FunctionType(f.arg_spec, f.ret_spec)
+    _CALL_INSTALLED = True
 
 
 register_hitype(Function, _function_type)
