@@ -1,6 +1,5 @@
 """Oracle exits, gate targets and weights, the IM losses, warm-up and the trainer's phases."""
 
-import itertools
 
 import numpy as np
 import pytest
@@ -113,7 +112,7 @@ def test_intended_weighted_loss_keeps_the_value_but_not_the_gradient():
 
 
 def test_weighted_loss_with_every_gate_closed_is_zero_not_nan():
-    logits, ce, _ = _ce_and_P()
+    _logits, ce, _ = _ce_and_P()
     for mode in ("intended", "official"):
         assert weighted_im_loss(ce, torch.zeros_like(ce), mode).item() == 0.0
     with pytest.raises(ValueError, match="im_loss"):

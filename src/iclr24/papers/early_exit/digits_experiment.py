@@ -118,7 +118,7 @@ def _evaluate(method, net, X, y, cfg, val, all_val) -> dict[str, float]:
            "ece": expected_calibration_error(probs, y),
            "bias_early": _early_bias(probs, y, exits, cfg.early_exits),
            "exits": np.bincount(exits, minlength=net.num_exits).tolist()}
-    pv, ev, prv = method.predict(val[0])
+    _pv, ev, prv = method.predict(val[0])
     for a in cfg.alphas:
         cov, size = _conformal(prv, val[1], ev, all_val, probs, y, exits, a, net.num_exits)
         row[f"coverage_{a}"], row[f"set_size_{a}"] = cov, size
