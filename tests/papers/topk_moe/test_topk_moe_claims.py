@@ -11,7 +11,8 @@ VERDICTS = {HOLDS, FAILS, INCONCLUSIVE}
 
 @pytest.mark.parametrize("c, keys", [
     (exact_spec_rate, {"slope_d1", "slope_hellinger"}),
-    (over_spec_slowdown, {"slope_ratio", "slope_db_over", "slope_db_exact"}),
+    (over_spec_slowdown, {"slope_ratio", "slope_db_over", "slope_db_exact",
+                          "sparse_slope_hellinger", "sparse_weight_half_small"}),
 ])
 def test_smoke_claims_run_and_give_a_verdict(c, keys):
     m = c("smoke", 0)

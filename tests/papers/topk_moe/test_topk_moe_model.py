@@ -88,3 +88,77 @@ def test_parameter_and_fit_errors():
         m.log_prob(np.zeros((2, 1)), np.zeros(2))
     with pytest.raises(ValueError, match="init"):
         m.fit(np.zeros((5, 1)), np.zeros(5), init=exact_truth())
+
+
+def test_top_k_mask_matches_a_sort_and_breaks_ties_to_the_lower_index():
+    rng = np.random.default_rng(0)
+    logits = rng.standard_normal((200, 5))
+    m = TopKGaussianMoE(5, 3).set_params(np.zeros((5, 1)), np.zeros(5), np.zeros((5, 1)),
+                                         np.zeros(5), np.ones(5))
+    from iclr24.papers.topk_moe.moe import _masked_log_softmax
+
+    keep = np.isfinite(_masked_log_softmax(logits, 3))
+    ref = np.zeros_like(keep)
+    np.put_along_axis(ref, np.argsort(-logits, axis=1, kind="stable")[:, :3], True, axis=1)
+    np.testing.assert_array_equal(keep, ref)
+    tied = np.isfinite(_masked_log_softmax(np.zeros((1, 5)), 3))[0]
+    np.testing.assert_array_equal(tied, [True, True, True, False, False])
+    assert np.all(np.isfinite(m.log_gate(np.zeros((3, 1)))).sum(axis=1) == 3)
+
+
+def _over_data(n, seed):
+    true = over_truth()
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 1))
+    return true, X, true.sample(X, rng), near_truth_init(true, n, rng, split=0)
+
+
+def test_loglik_gradient_and_hessian_match_finite_differences():
+    _, X, y, init = _over_data(300, 0)
+    theta = init._theta() + 0.05 * np.random.default_rng(1).standard_normal(13)
+    _, grad, H = init._loglik_derivatives(X, y, theta, hessian=True)
+    eps = 1e-6
+    e = np.eye(theta.size) * eps
+    g_fd = [(init._loglik_derivatives(X, y, theta + v)[0]
+             - init._loglik_derivatives(X, y, theta - v)[0]) / (2 * eps) for v in e]
+    H_fd = [(init._loglik_derivatives(X, y, theta + v)[1]
+             - init._loglik_derivatives(X, y, theta - v)[1]) / (2 * eps) for v in e]
+    np.testing.assert_allclose(grad, g_fd, rtol=1e-6, atol=1e-5 * np.abs(grad).max())
+    np.testing.assert_allclose(H, np.array(H_fd).T, atol=1e-6 * np.abs(H).max())
+
+
+def test_dense_em_with_newton_m_step_is_monotone_and_polish_reaches_the_long_em_answer():
+    # known answer: plain EM run to convergence (tol 1e-9, ~600 iterations here) and 200 EM
+    # iterations + Newton polish reach the same maximiser of the over-specified fit; from
+    # only 20 EM iterations the polish reaches another stationary point with a higher
+    # likelihood (one atom of A_1 nearly drops out): the over-specified likelihood has
+    # several maxima, and the polish never ends below converged EM
+    _, X, y, init = _over_data(800, 2)
+    long = TopKGaussianMoE(3, 3, reference=1, max_iter=20_000, tol=1e-9).fit(X, y, init=init)
+    assert np.all(np.diff(long.log_likelihood_) >= -1e-12)
+    mid = TopKGaussianMoE(3, 3, reference=1, max_iter=200, polish=True).fit(X, y, init=init)
+    np.testing.assert_allclose(mid.expert_intercept_, long.expert_intercept_, atol=1e-5)
+    short = TopKGaussianMoE(3, 3, reference=1, max_iter=20, polish=True).fit(X, y, init=init)
+    assert np.all(np.diff(short.log_likelihood_) >= -1e-12)
+    assert short.polish_gradient_ < 1e-7 and mid.polish_gradient_ < 1e-7
+    assert short.log_likelihood_[-1] >= long.log_likelihood_[-1] - 1e-10
+    no_polish = TopKGaussianMoE(3, 3, reference=1, max_iter=20).fit(X, y, init=init)
+    assert short.log_likelihood_[-1] > no_polish.log_likelihood_[-1]
+
+
+def test_polish_arguments():
+    with pytest.raises(ValueError, match="dense gate"):
+        TopKGaussianMoE(3, 2, polish=True)
+    with pytest.raises(TypeError, match="polish"):
+        TopKGaussianMoE(3, 3, polish="yes")
+    with pytest.raises(ValueError, match="polish_gtol"):
+        TopKGaussianMoE(3, 3, polish=True, polish_gtol=0.0)
+
+
+def test_sparse_over_replication_reports_weights_and_fit():
+    from iclr24.papers.topk_moe.simulation import sparse_over_replication
+
+    r = sparse_over_replication(np.random.default_rng(0), 300, n_mc=50, max_iter=5)
+    assert 0 <= r["weight_half_small"] <= r["weight_half_large"] <= 1
+    assert 0 < r["weight_true_expert2"] < 1
+    assert 0 < r["hellinger"] < 1 and np.isfinite(r["loglik_gap"])

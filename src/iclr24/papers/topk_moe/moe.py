@@ -21,10 +21,19 @@ likelihood is non-decreasing at every EM iteration. For the same reason each gat
 with a small compass search (steps 1e-2 to 1e-4 per gate parameter, kept only if the likelihood
 rises), which moves region boundaries across samples; the public code has no such step.
 
+Dense gates (top_k = n_experts) have a smooth, concave gate objective Q_gate = sum tau log g,
+so their gate M-step is exact: Newton's method on Q_gate, warm-started (``_gate_newton``).
+Over-specified dense fits converge sublinearly under EM (the likelihood is nearly flat along
+the split of two atoms of one cell); ``polish=True`` finishes EM by maximising the same
+log-likelihood with a trust-region Newton method (analytic gradient and Hessian), which is
+where the MLE lies whatever EM's stopping point. The over-specified likelihood can have
+several maxima (one atom of a cell nearly dropping out is another stationary point), and the
+polish reports the one it reaches from EM's iterate; it never ends below it.
+
 Other differences from the public code: all samples and experts are processed at once (masked
-logsumexp instead of per-sample loops), the gate M-step runs at most ``gate_iter`` (10) bound
-steps per EM iteration instead of up to 1000 (a generalised EM), and ``tol`` bounds the change
-of the *total* log-likelihood.
+logsumexp instead of per-sample loops), the sparse gate M-step runs at most ``gate_iter`` (10)
+bound steps per EM iteration instead of up to 1000 (a generalised EM), and ``tol`` bounds the
+change of the *total* log-likelihood.
 """
 
 from __future__ import annotations
@@ -48,23 +57,39 @@ def _as_2d(X, name="X") -> np.ndarray:
     return X
 
 
+def _row_max(a: np.ndarray) -> np.ndarray:
+    """max over the (few) columns of a (n, k) array, column by column: numpy's reduction along
+    a short contiguous axis is ~20x slower than k - 1 elementwise maxima. (n, k) -> (n, 1)."""
+    top = a[:, 0].copy()
+    for j in range(1, a.shape[1]):
+        np.maximum(top, a[:, j], out=top)
+    return top[:, None]
+
+
+def _row_sum(a: np.ndarray) -> np.ndarray:
+    """sum over the columns of a finite (n, k) array (BLAS matrix-vector product). -> (n, 1)"""
+    return a @ np.ones((a.shape[1], 1))
+
+
 def _masked_log_softmax(logits: np.ndarray, top_k: int) -> np.ndarray:
     """log Softmax(TopK(logits)) row by row: -inf off the K largest, no NaN. (n, k) -> (n, k)."""
     k = logits.shape[1]
-    if top_k < k:  # exactly K per row (ties broken by argpartition's order)
-        keep = np.zeros_like(logits, dtype=bool)
-        np.put_along_axis(keep, np.argpartition(-logits, top_k - 1, axis=1)[:, :top_k], True,
-                          axis=1)
-    else:
-        keep = np.ones_like(logits, dtype=bool)
-    top = logits.max(axis=1, keepdims=True)
-    shifted = np.where(keep, logits - top, -np.inf)
-    return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    shifted = logits - _row_max(logits)
+    if top_k < k:  # exactly K per row: keep expert i if fewer than K experts outrank it
+        keep = np.empty(logits.shape, dtype=bool)
+        for i in range(k):
+            rank = np.zeros(logits.shape[0], dtype=np.int16)
+            for j in range(k):                                   # ties go to the lower index
+                if j != i:
+                    rank += logits[:, j] > logits[:, i] if j > i else logits[:, j] >= logits[:, i]
+            keep[:, i] = rank < top_k
+        shifted = np.where(keep, shifted, -np.inf)
+    return shifted - np.log(_row_sum(np.exp(shifted)))
 
 
 def _log_sum(a: np.ndarray) -> np.ndarray:
-    top = a.max(axis=1, keepdims=True)
-    return top[:, 0] + np.log(np.exp(a - top).sum(axis=1))
+    top = _row_max(a)
+    return top[:, 0] + np.log(_row_sum(np.exp(a - top))[:, 0])
 
 
 @dataclass
@@ -78,15 +103,19 @@ class TopKGaussianMoE:
     n_experts: k; top_k: K in 1..k; reference: the expert whose gate parameters are fixed (the
     softmax shift is removed by keeping them at their initial value, 0 by default); tol: stop
     when the total log-likelihood changes by less than this; max_iter: EM iterations;
-    gate_iter: bound steps of the gate M-step per EM iteration.
+    gate_iter: bound (sparse) or Newton (dense) steps of the gate M-step per EM iteration;
+    polish: after EM, maximise the likelihood by trust-region Newton (dense gates only);
+    polish_gtol: its stopping bound on the gradient of the mean log-likelihood.
 
     Fitted attributes (shapes, d = covariate dimension): gate_coef_ (k, d), gate_intercept_ (k,),
     expert_coef_ (k, d), expert_intercept_ (k,), variances_ (k,), log_likelihood_ (trace of the
-    mean log-likelihood, one entry per EM iteration), n_iter_.
+    mean log-likelihood, one entry per EM iteration, plus one after the polish), n_iter_,
+    polish_gradient_ (with polish: largest |gradient| of the mean log-likelihood at the end).
     """
 
     def __init__(self, n_experts: int, top_k: int, *, reference: int | None = None,
-                 tol: float = 1e-6, max_iter: int = 2000, gate_iter: int = 10):
+                 tol: float = 1e-6, max_iter: int = 2000, gate_iter: int = 10,
+                 polish: bool = False, polish_gtol: float = 1e-9):
         if isinstance(n_experts, bool) or not isinstance(n_experts, (int, np.integer)) \
                 or n_experts < 1:
             raise ValueError(f"n_experts must be a positive int, got {n_experts!r}")
@@ -103,7 +132,15 @@ class TopKGaussianMoE:
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"{name} must be a positive int, got {v!r}")
         self.n_experts, self.top_k, self.reference = int(n_experts), int(top_k), int(reference)
+        if not isinstance(polish, (bool, np.bool_)):
+            raise TypeError(f"polish must be a bool, got {polish!r}")
+        if polish and top_k != n_experts:
+            raise ValueError("polish needs a dense gate (top_k == n_experts): the top-K "
+                             f"likelihood is only piecewise smooth; got top_k={top_k}")
+        if not polish_gtol > 0:
+            raise ValueError(f"polish_gtol must be positive, got {polish_gtol!r}")
         self.tol, self.max_iter, self.gate_iter = float(tol), int(max_iter), int(gate_iter)
+        self.polish, self.polish_gtol = bool(polish), float(polish_gtol)
 
     # -- parameters ---------------------------------------------------------------------------
     def set_params(self, gate_coef, gate_intercept, expert_coef, expert_intercept,
@@ -178,6 +215,47 @@ class TopKGaussianMoE:
     def _gate_loglik(self, X, log_norm, gc, gi):
         return float(_log_sum(_masked_log_softmax(X @ gc.T + gi, self.top_k) + log_norm).sum())
 
+    def _gate_newton(self, X, tau):
+        """Exact gate M-step for a dense gate (top_k = n_experts): maximise the concave
+        Q_gate(beta) = sum_n sum_i tau_ni log softmax_i(beta^T x~_n) by Newton's method with
+        backtracking on Q_gate, warm-started at the current gate (one to three steps suffice)."""
+        n, k = tau.shape
+        Xt = np.hstack([X, np.ones((n, 1))])
+        p = Xt.shape[1]
+        free = np.flatnonzero(np.arange(k) != self.reference)
+        m = free.size
+        beta = np.hstack([self.gate_coef_, self.gate_intercept_[:, None]])   # (k, d + 1)
+
+        def q_gate(b):
+            return float((tau * _masked_log_softmax(Xt @ b.T, k)).sum())   # sum tau log g
+
+        q = q_gate(beta)
+        for _ in range(self.gate_iter):
+            g = np.exp(_masked_log_softmax(Xt @ beta.T, k))[:, free]        # (n, m)
+            grad = ((tau[:, free] - g).T @ Xt).reshape(-1)                  # dQ/dbeta_i = sum (tau_i - g_i) x~
+            H = np.empty((m, p, m, p))                                      # -Hessian of Q_gate:
+            for i in range(m):                                              # sum (delta_ij g_i - g_i g_j) x~ x~^T
+                for j in range(i, m):
+                    w = (g[:, i] if i == j else 0.0) - g[:, i] * g[:, j]
+                    H[i, :, j, :] = H[j, :, i, :] = (Xt * w[:, None]).T @ Xt
+            H = H.reshape(m * p, m * p)
+            step = np.linalg.solve(H + 1e-12 * np.eye(m * p), grad).reshape(m, p)
+            eta = 1.0
+            for _ in range(30):                                             # backtracking on Q
+                cand = beta.copy()
+                cand[free] += eta * step
+                q_new = q_gate(cand)
+                if q_new >= q:
+                    break
+                eta /= 2
+            else:
+                break
+            done = q_new - q <= 1e-13 * max(1.0, abs(q))
+            beta, q = cand, q_new
+            if done:
+                break
+        self.gate_coef_, self.gate_intercept_ = beta[:, :-1].copy(), beta[:, -1].copy()
+
     def _gate_step(self, X, y):
         Xt = np.hstack([X, np.ones((X.shape[0], 1))])
         pre = 4.0 * np.linalg.inv(Xt.T @ Xt)                         # 4 (X~^T X~)^{-1}
@@ -229,8 +307,8 @@ class TopKGaussianMoE:
 
     def _expert_step(self, X, y, tau):
         Xt = np.hstack([X, np.ones((X.shape[0], 1))])
-        A = np.einsum("ni,nj,nk->kij", Xt, Xt, tau)
-        rhs = np.einsum("ni,n,nk->ki", Xt, y, tau)
+        A = np.stack([(Xt * t[:, None]).T @ Xt for t in tau.T])     # sum tau x~ x~^T per expert
+        rhs = (tau * y[:, None]).T @ Xt
         mass = tau.sum(axis=0)
         ok = mass > 1e-8 * X.shape[0]               # an expert with no responsibility keeps its fit
         if np.any(ok):
@@ -241,6 +319,106 @@ class TopKGaussianMoE:
         resid2 = (y[:, None] - X @ self.expert_coef_.T - self.expert_intercept_) ** 2
         var = (tau * resid2).sum(axis=0) / np.maximum(mass, 1e-300)   # sigma_i = sum tau r^2 / sum tau
         self.variances_[ok] = np.maximum(var[ok], _VAR_FLOOR)
+
+    def _em_step(self, X, y):
+        """One EM iteration from the current parameters (in place)."""
+        lj = self._log_joint(X, y)
+        tau = np.exp(lj - _log_sum(lj)[:, None])                      # E-step (0 off the top-K)
+        self._expert_step(X, y, tau)
+        if self.top_k == self.n_experts:
+            self._gate_newton(X, tau)                                 # smooth Q: exact M-step
+        else:
+            self._gate_step(X, y)
+
+    def _theta(self) -> np.ndarray:
+        """Free parameters as one vector: for each non-reference expert its gate (beta_1,
+        beta_0), then for each expert (a, b, log sigma)."""
+        free = np.arange(self.n_experts) != self.reference
+        gate = np.hstack([self.gate_coef_, self.gate_intercept_[:, None]])[free]
+        expert = np.hstack([self.expert_coef_, self.expert_intercept_[:, None],
+                            np.log(self.variances_)[:, None]])
+        return np.concatenate([gate.ravel(), expert.ravel()])
+
+    def _set_theta(self, theta: np.ndarray) -> None:
+        k, d = self.expert_coef_.shape
+        free = np.arange(k) != self.reference
+        m = int(free.sum())
+        gate = theta[:m * (d + 1)].reshape(m, d + 1)
+        expert = theta[m * (d + 1):].reshape(k, d + 2)
+        self.gate_coef_[free], self.gate_intercept_[free] = gate[:, :-1], gate[:, -1]
+        self.expert_coef_[:], self.expert_intercept_[:] = expert[:, :d], expert[:, d]
+        self.variances_[:] = np.maximum(np.exp(expert[:, d + 1]), _VAR_FLOOR)
+
+    def _loglik_derivatives(self, X, y, theta, hessian: bool = False):
+        """Total log-likelihood, its gradient and (optionally) Hessian in ``theta`` (layout of
+        ``_theta``), dense gate. With l_ni = log g_i(x_n) + log N(y_n; a_i^T x_n + b_i, sigma_i),
+        tau_ni its softmax over i and J_ni = grad l_ni:
+        grad = sum_n u_n, u_n = sum_i tau_ni J_ni;
+        Hessian = sum_n [sum_i tau_ni (grad^2 l_ni + J_ni J_ni^T) - u_n u_n^T], where
+        dlog g_i/dbeta_j = (delta_ij - g_j) x~, dl_i/d(a_i, b_i) = r_i / sigma_i x~,
+        dl_i/dlog sigma_i = r_i^2 / (2 sigma_i) - 1/2 (r_i = y - a_i^T x - b_i)."""
+        self._set_theta(theta)
+        n, k = X.shape[0], self.n_experts
+        Xt = np.hstack([X, np.ones((n, 1))])
+        p = Xt.shape[1]
+        free = np.flatnonzero(np.arange(k) != self.reference)
+        m = free.size
+        lg = self.log_gate(X)
+        g = np.exp(lg)[:, free]                                             # (n, m)
+        resid = y[:, None] - X @ self.expert_coef_.T - self.expert_intercept_
+        prec = 1.0 / self.variances_
+        lj = lg - 0.5 * (_LOG2PI + np.log(self.variances_) + resid ** 2 * prec)
+        ll = _log_sum(lj)
+        tau = np.exp(lj - ll[:, None])                                      # (n, k)
+        J = np.zeros((n, k, m * p + k * (p + 1)))                           # J_ni
+        for jf, j in enumerate(free):                                       # gate: (delta_ij - g_j) x~
+            J[:, :, jf * p:(jf + 1) * p] = ((np.arange(k) == j)[None, :] - g[:, jf:jf + 1])[
+                :, :, None] * Xt[:, None, :]
+        for i in range(k):                                                  # expert i only
+            o = m * p + i * (p + 1)
+            J[:, i, o:o + p] = (resid[:, i] * prec[i])[:, None] * Xt
+            J[:, i, o + p] = 0.5 * resid[:, i] ** 2 * prec[i] - 0.5
+        u = np.einsum("ni,nip->np", tau, J)
+        grad = u.sum(axis=0)
+        if not hessian:
+            return float(ll.sum()), grad
+        Jw = (J * np.sqrt(tau)[:, :, None]).reshape(n * k, -1)
+        H = Jw.T @ Jw - u.T @ u
+        for a_ in range(m):                                                 # gate: -(diag g - g g^T) x~ x~^T
+            for b_ in range(m):
+                w = (g[:, a_] if a_ == b_ else 0.0) - g[:, a_] * g[:, b_]
+                H[a_ * p:(a_ + 1) * p, b_ * p:(b_ + 1) * p] -= (Xt * w[:, None]).T @ Xt
+        for i in range(k):                                                  # expert i, weights tau_i
+            o = m * p + i * (p + 1)
+            t = tau[:, i] * prec[i]
+            H[o:o + p, o:o + p] -= (Xt * t[:, None]).T @ Xt                 # -x~ x~^T / sigma
+            cross = (Xt * (t * resid[:, i])[:, None]).sum(axis=0)           # -r x~ / sigma
+            H[o:o + p, o + p] -= cross
+            H[o + p, o:o + p] -= cross
+            H[o + p, o + p] -= 0.5 * (t * resid[:, i] ** 2).sum()           # -r^2 / (2 sigma)
+        return float(ll.sum()), grad, H
+
+    def _newton_polish(self, X, y) -> None:
+        """Maximise the log-likelihood from the current (EM) parameters by a trust-region
+        Newton method (scipy ``trust-exact`` with the analytic Hessian), until the gradient of
+        the mean log-likelihood is below ``polish_gtol`` in every coordinate."""
+        from scipy.optimize import minimize
+
+        n = X.shape[0]
+
+        def fun(theta):
+            ll, grad = self._loglik_derivatives(X, y, theta)
+            return -ll / n, -grad / n
+
+        def hess(theta):
+            return -self._loglik_derivatives(X, y, theta, hessian=True)[2] / n
+
+        theta0 = self._theta()
+        res = minimize(fun, theta0, jac=True, hess=hess, method="trust-exact",
+                       options={"gtol": self.polish_gtol, "maxiter": 200})
+        best = res.x if res.fun <= fun(theta0)[0] else theta0              # never lower the likelihood
+        self._set_theta(best)
+        self.polish_gradient_ = float(np.abs(fun(best)[1]).max())
 
     def fit(self, X, y, init: TopKGaussianMoE | None = None) -> TopKGaussianMoE:
         """EM from ``init`` (a model with the same n_experts whose parameters are copied; rate
@@ -256,14 +434,16 @@ class TopKGaussianMoE:
         if self.gate_coef_.shape[1] != X.shape[1]:
             raise ValueError(f"init has {self.gate_coef_.shape[1]} covariates, X has {X.shape[1]}")
         trace = [float(self.log_prob(X, y).mean())]
-        for it in range(self.max_iter):
-            lj = self._log_joint(X, y)
-            tau = np.exp(lj - _log_sum(lj)[:, None])                  # E-step (0 off the top-K)
-            self._expert_step(X, y, tau)
-            self._gate_step(X, y)
+        steps = 0
+        while steps < self.max_iter:
+            self._em_step(X, y)
+            steps += 1
             trace.append(float(self.log_prob(X, y).mean()))
             if abs(trace[-1] - trace[-2]) * X.shape[0] < self.tol:
                 break
+        if self.polish:
+            self._newton_polish(X, y)
+            trace.append(float(self.log_prob(X, y).mean()))
         self.log_likelihood_ = trace
-        self.n_iter_ = it + 1
+        self.n_iter_ = steps
         return self
