@@ -106,3 +106,20 @@ def test_bad_inputs_name_the_argument():
         dirichlet_share_variance(0.0, 3)
     with pytest.raises(ValueError, match="indices"):
         party_importance_from_shapley(np.ones((2, 3)), [[0, 1], [1, 2]])
+
+
+def test_shap_kernels_are_cached_on_disk_after_a_call():
+    """shap's numba kernels compile in every new process (~9 s); feature_shapley turns on
+    numba's disk cache for them before their first compile."""
+    import importlib
+
+    from numba.core.caching import NullCache
+
+    from iclr24.papers.vertibench import cache_shap_kernels
+
+    names = cache_shap_kernels()
+    assert any(n.endswith("_delta_masking") for n in names)
+    for name in names:
+        module, attr = name.rsplit(".", 1)
+        kernel = getattr(importlib.import_module(module), attr)
+        assert not isinstance(kernel._cache, NullCache) or kernel.overloads, name

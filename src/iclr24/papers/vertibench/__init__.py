@@ -52,6 +52,7 @@ from .party_correlation import (
     split_icor,
 )
 from .party_importance import (
+    cache_shap_kernels,
     dirichlet_share_variance,
     estimate_alpha,
     feature_shapley,
@@ -88,6 +89,7 @@ __all__ = [
     "equal_party_sizes",
     "estimate_alpha",
     "estimate_beta",
+    "cache_shap_kernels",
     "feature_shapley",
     "icor",
     "icor_for_permutations",

@@ -352,9 +352,9 @@ def _algorithm_sensitivity(scale: Scale, seed: int,
     alphas = sizes(scale, smoke=[0.1, 100.0], small=[0.1, 1.0, 100.0])
     betas = sizes(scale, smoke=[0.0, 1.0], small=[0.0, 0.5, 1.0])
     n_splits = sizes(scale, smoke=2, small=5)
-    epochs = sizes(scale, smoke=30, small=40)
-    n_train = sizes(scale, smoke=700, small=None)  # None: all 1347 training rows
-    cv = sizes(scale, smoke=3, small=5)
+    epochs = sizes(scale, smoke=15, small=40)
+    n_train = sizes(scale, smoke=500, small=None)  # None: all 1347 training rows
+    cv = sizes(scale, smoke=2, small=5)
     fit_cfg = sizes(scale, smoke=BRKGAConfig(20, 60, 10, 0.7, 20), small=PAPER_FIT_BRKGA)
     split_cfg = sizes(scale, smoke=BRKGAConfig(20, 60, 10, 0.7, 20, ftol=1e-4, period=10),
                       small=PAPER_SPLIT_BRKGA)
