@@ -49,5 +49,13 @@ def test_negative_control_over_spec_with_the_exact_fit_passed_as_method():
         return float(s / s)
 
     est = Estimate.bootstrap(np.arange(6, dtype=float), ratio, seed=0)
-    assert over_spec_slowdown.verdict({"slope_ratio": est}, "small") != HOLDS
+    assert over_spec_slowdown.verdict({"slope_ratio": est, "slope_db_exact": -0.5},
+                                      "small") != HOLDS
     assert over_truth().n_experts == 2
+
+
+def test_negative_control_over_spec_with_a_non_decaying_exact_fit():
+    # a broken exact fit whose |db| grows with n flips the ratio's sign: must not hold
+    metrics = {"slope_ratio": Estimate(-2.0, -3.0, -1.0, 6, 0.95, "bootstrap"),
+               "slope_db_exact": Estimate(0.1, 0.05, 0.2, 6, 0.95, "bootstrap")}
+    assert over_spec_slowdown.verdict(metrics, "small") != HOLDS
