@@ -18,7 +18,8 @@ def test_population_claim_smoke():
 
 def test_learners_claim_smoke():
     m = learners_under_rescaling("smoke", 0)
-    assert {"shd_increase_ls", "pc_change"} <= set(m.metrics)
+    assert {"shd_increase_ls", "pc_change", "shd_increase_golem_nv",
+            "shd_increase_golem_ev"} <= set(m.metrics)
     assert learners_under_rescaling.verdict(m.metrics, "smoke") in VERDICTS
 
 

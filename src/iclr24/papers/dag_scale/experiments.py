@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .golem import golem
 from .learners import run_learner
 from .metrics import shd, varsortability
 from .scores import (
@@ -64,7 +65,8 @@ def learners_replication(rng: np.random.Generator, d: int, n: int, attack: bool 
                          dagma_iter: tuple[int, int] = (30_000, 60_000)) -> dict:
     """ER-2 linear SEM (equal noise), n samples; SHD of DAGMA-LS on raw, standardised and
     attacked data (attack towards the reverse topological order, computed from the population
-    covariance), and the SHD between PC's outputs on raw and attacked data (0 for a
+    covariance), of GOLEM-EV and GOLEM-NV on raw and attacked data, and the SHD between PC's
+    outputs on raw and attacked data (0 for a
     scale-invariant learner). ``dagma_iter``: DAGMA's (warm_iter, max_iter), defaults its own."""
     X, B, noise = simulate_linear_sem(d, 2, "ER", n, 1.0, rng)
     Sigma = population_covariance(B, noise)
@@ -75,6 +77,10 @@ def learners_replication(rng: np.random.Generator, d: int, n: int, attack: bool 
     for v, Xv in variants.items():
         out[f"shd_dagma_ls_{v}"] = shd(run_learner("dagma_ls", Xv, warm_iter=warm,
                                                    max_iter=last), B)
+        if v != "standardized":                            # NV starts from EV's solution
+            W_ev = golem(Xv, equal_variances=True, w_threshold=0.0)
+            out[f"shd_golem_ev_{v}"] = shd(np.abs(W_ev) > 0.3, B)
+            out[f"shd_golem_nv_{v}"] = shd(golem(Xv, B_init=W_ev), B)
     out["pc_change"] = shd(run_learner("pc", variants["raw"]),
                            run_learner("pc", variants["attacked"]))
     out["shd_pc_raw"] = shd(run_learner("pc", variants["raw"]), B)
