@@ -128,12 +128,14 @@ def run_one(paper: Paper, claim: Claim, scale: Scale | str, seed: int,
     t0, c0 = time.perf_counter(), cpu_seconds()
     try:
         measurement: Measurement = claim(scale, seed, progress=progress)
+        _reap_worker_pools()
         duration, cpu = time.perf_counter() - t0, cpu_seconds() - c0
         verdict = claim.verdict(measurement.metrics, scale)
         png = figure_to_png(measurement.figure)
     except KeyboardInterrupt:
         raise
     except Exception:
+        _reap_worker_pools()
         return Record(verdict="error", metrics={}, rule=rule_text,
                       duration_s=time.perf_counter() - t0, cpu_s=cpu_seconds() - c0,
                       error=traceback.format_exc(), **base)
@@ -149,7 +151,8 @@ def cpu_seconds() -> float:
 
     A claim that starts processes of its own (DeepSpeed's gloo ranks, a sandbox) spends its CPU
     there; ``time.process_time`` alone would report the parent's few seconds. Children still
-    running (a persistent joblib pool) are not counted until they are reaped.
+    running are not counted until they are reaped: :func:`run_one` shuts down joblib's
+    reusable pool after each claim for that reason.
     """
     try:
         import resource
@@ -157,6 +160,15 @@ def cpu_seconds() -> float:
         return time.process_time()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def _reap_worker_pools() -> None:
+    """Shut down joblib's reusable process pool if a claim started one: its workers outlive
+    the claim otherwise, and their CPU would never reach the claim's ``cpu_s``."""
+    loky = sys.modules.get("joblib.externals.loky.reusable_executor")
+    executor = getattr(loky, "_executor", None)
+    if executor is not None:
+        executor.shutdown(wait=True)
 
 
 def _plain_tables(tables: object) -> dict[str, list[dict]]:

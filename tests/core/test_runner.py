@@ -69,3 +69,24 @@ def test_cpu_seconds_counts_the_children_a_claim_waited_for():
     assert cpu_seconds() - c0 >= 0.35
     assert time.process_time() - p0 < 0.2  # the parent itself only waited
 
+
+
+def test_cpu_s_includes_a_joblib_pool_the_claim_started():
+    """A claim fanning out with joblib (the replications kit) is charged its workers' CPU."""
+    from joblib import Parallel, delayed
+
+    def burn(_):
+        import time
+
+        t = time.process_time()
+        while time.process_time() - t < 0.3:
+            pass
+        return 0
+
+    @claim(rule="x >= 0", paper="p")
+    def fan_out(scale, seed):
+        Parallel(n_jobs=2)(delayed(burn)(i) for i in range(2))
+        return Measurement(metrics={"x": 0.0})
+
+    record = run_one(PAPER, fan_out, Scale.SMOKE, 0)
+    assert record.verdict == "holds" and record.cpu_s >= 0.5
