@@ -42,6 +42,7 @@ def _byte_transformer(data: bytes, name: str, d_model: int, n_layers: int, n_hea
         TrainConfig,
         TransformerConfig,
         TransformerLM,
+        torch_threads,
         train_causal_lm,
     )
 
@@ -71,9 +72,10 @@ def _byte_transformer(data: bytes, name: str, d_model: int, n_layers: int, n_hea
                 table.append({"phase": phase, "window": window, "step": round(f * n_steps),
                               "train_bytes": seen + round(f * n_steps) * n_batch * window,
                               "heldout_ideal_rate": bits / 8 / sum(len(c) for c in probe)})
-        hist = train_causal_lm(model, data, TrainConfig(
-            steps=n_steps, batch_size=n_batch, seq_len=window, lr=lr,
-            warmup_steps=max(1, n_steps // 10), seed=seed + 7919 * i), progress=report)
+        with torch_threads(1):  # tiny model: OpenMP threads on shared cores only spin
+            hist = train_causal_lm(model, data, TrainConfig(
+                steps=n_steps, batch_size=n_batch, seq_len=window, lr=lr,
+                warmup_steps=max(1, n_steps // 10), seed=seed + 7919 * i), progress=report)
         seen += hist.tokens_seen
     _MODEL_CACHE[key] = (TransformerLM(model), hist, time.perf_counter() - t0, table, seen)
     return _MODEL_CACHE[key]
