@@ -89,8 +89,8 @@ def smollm2(n_bytes: int, batches: list[int]) -> None:
     text = pydoc_topics_corpus().heldout
     for b in batches:
         pieces = utf8_chunks(text[20_000:20_000 + n_bytes], max(4, n_bytes // b))[:b]
-        res, cpu, wall = _clock(lambda pieces=pieces, b=b: code_chunks(pieces, lm,
-                                                                       group_size=b))
+        res, cpu, _wall = _clock(lambda pieces=pieces, b=b: code_chunks(pieces, lm,
+                                                                        group_size=b))
         assert res.roundtrip_ok
         print(f"    B={b:2d}: {res.n_tokens} tokens in {len(pieces)} chunks, rate {res.rate:.3f}; "
               f"encode {res.n_tokens / res.encode_seconds:6.1f} tok/s, decode "

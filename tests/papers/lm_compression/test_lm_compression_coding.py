@@ -227,12 +227,14 @@ def test_forged_token_counts_fail_before_or_soon_after_decoding_starts():
     # byte models: more tokens than raw bytes is refused
     with pytest.raises(ValueError, match="raw bytes"):
         decompress(_forged_blob(199, [200], stream), model)
-    # a count the cap allows but the stream does not carry: the decoder runs dry after the
-    # real 200 tokens plus the decoder state's worth, not after 10**6 steps
+    # a count the cap allows but the stream does not carry: once the stream's words are used
+    # up, the decoder stops when the symbols it still produces carry more information than its
+    # state can hold (or constriction meets impossible data) — long before 10**6 steps, though
+    # an adaptive model that grows confident in the zero-padding garbage can take thousands
     calls = []
     with pytest.raises(ValueError, match="corrupted stream"):
         decode_token_sequences(model, stream, [10**6], progress=lambda t, n: calls.append(t))
-    assert len(calls) < 2000
+    assert len(calls) < 10**4
 
 
 def test_max_decodable_tokens_bounds_every_real_stream():
