@@ -16,7 +16,8 @@ VERDICTS = {HOLDS, FAILS, INCONCLUSIVE}
 
 
 @pytest.mark.parametrize("c, keys", [
-    (augmentation_under_sl2, {"error_gain_high", "cert_aug_high"}),
+    (augmentation_under_sl2, {"error_gain_high", "cert_aug_high", "error_so2_high",
+                              "cert_so2_high"}),
     (speedup_vs_sdp, {"speedup", "certification_rate"}),
 ])
 def test_smoke_claims(c, keys, one_torch_thread):

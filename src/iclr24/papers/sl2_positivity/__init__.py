@@ -12,13 +12,17 @@ How the code maps to the paper:
   certification rate -> :func:`max_det_gram`, :func:`project_gram_constraints`,
   :func:`certification_rate`;
 - ``models``: the MLP and its training with or without SL(2) augmentation -> :func:`GramMLP`,
-  :func:`train_gram_model`, :func:`predict_gram`.
+  :func:`train_gram_model`, :func:`predict_gram`;
+- ``equivariant``: the SO(2)-equivariant net (circular harmonics, per-frequency linear maps,
+  tensor products, norm gates, equivariant Gram output and constraint projection) ->
+  :func:`SO2GramNet`, :func:`rotation`.
 
 Out of reach / not done: MOSEK timings and large degrees (>= 14); the SL(2)-equivariant
-(Clebsch-Gordan) and SO(2)-equivariant architectures (not implemented here); the min_poly task.
+(Clebsch-Gordan) architecture (not implemented here); the min_poly task.
 """
 
 from .certificates import certification_rate, max_det_gram, project_gram_constraints
+from .equivariant import SO2GramNet, rotation
 from .forms import (
     act_on_form,
     act_on_gram,
@@ -31,6 +35,7 @@ from .models import GramMLP, predict_gram, train_gram_model
 
 __all__ = [
     "GramMLP",
+    "SO2GramNet",
     "act_on_form",
     "act_on_gram",
     "antidiagonal_sums",
@@ -40,6 +45,7 @@ __all__ = [
     "predict_gram",
     "project_gram_constraints",
     "random_sos_binary_forms",
+    "rotation",
     "sample_sl2",
     "train_gram_model",
 ]

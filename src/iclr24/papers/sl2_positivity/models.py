@@ -7,6 +7,7 @@ Inputs are normalised by ||p|| and targets by the same factor (G*(lambda p) = la
 predictions are multiplied back. Augmentation replaces (p, G*) by (M_{2d}(A)^T p, M_d(A)^T G* M_d(A))
 for random A in SL(2) (condition number <= ``aug_cond``), normalised after transforming.
 Training: Adam, lr 3e-4, batch 32, MSE on normalised Gram matrices (epochs scaled down).
+The same loop trains the SO(2)-equivariant net (``equivariant.SO2GramNet``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import itertools
 import numpy as np
 
 from .certificates import project_gram_constraints
+from .equivariant import SO2GramNet
 from .forms import check_form, induced_matrix, sample_sl2
 
 __all__ = ["GramMLP", "predict_gram", "train_gram_model"]
@@ -64,16 +66,20 @@ def _augment(P, G, rng, cond):
 
 def train_gram_model(P, G, *, epochs: int, seed: int, augment: bool = False,
                      aug_cond: float = 5.0, hidden=(100, 1000), lr: float = 3e-4,
-                     batch: int = 32):
-    """Train a GramMLP on forms P (n, 2d+1) and max-det targets G (n, d+1, d+1)."""
+                     batch: int = 32, architecture: str = "mlp"):
+    """Train a GramMLP (``architecture="mlp"``, sizes ``hidden``) or an SO2GramNet
+    (``architecture="so2"``, default sizes) on forms P (n, 2d+1) and max-det targets
+    G (n, d+1, d+1)."""
     torch = _torch()
+    if architecture not in ("mlp", "so2"):
+        raise ValueError(f"architecture must be 'mlp' or 'so2', got {architecture!r}")
     P, d = check_form(P)
     G = np.asarray(G, dtype=np.float64)
     if G.shape != (P.shape[0], d + 1, d + 1):
         raise ValueError(f"G must have shape {(P.shape[0], d + 1, d + 1)}, got {G.shape}")
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    model = GramMLP(d, hidden).double()
+    model = (GramMLP(d, hidden) if architecture == "mlp" else SO2GramNet(d)).double()
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     for _ in range(epochs):
         Pe, Ge = _augment(P, G, rng, aug_cond) if augment else (P, G)
