@@ -101,7 +101,7 @@ def test_claim_call_checks_seed_and_return_type():
 
 
 def test_claim_scales_limit_where_it_runs():
-    fn = lambda scale, seed: Measurement({"x": 2.0})  # noqa: E731
+    fn = lambda scale, seed: Measurement({"x": 2.0})
     assert claim(rule="x > 1", paper="p")(fn).scales == ("smoke", "small", "full")
     heavy = claim(rule="x > 1", paper="p", scales=("SMALL", "full", "small"))(fn)
     assert heavy.scales == ("small", "full") and heavy.runs_at("small")

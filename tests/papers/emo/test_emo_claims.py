@@ -90,8 +90,11 @@ def test_bound_exact_negative_control_cross_entropy_as_demd():
     """Broken method: the cross-entropy −log q_y put where DEMD belongs (no transport cost)."""
     import torch
 
-    from iclr24.papers.emo.demd import cosine_cost_matrix, demd_logit_gradient, \
-        earth_movers_distance
+    from iclr24.papers.emo.demd import (
+        cosine_cost_matrix,
+        demd_logit_gradient,
+        earth_movers_distance,
+    )
 
     g = torch.Generator().manual_seed(0)
     emb = torch.randn(10, 4, generator=g, dtype=torch.float64)
