@@ -29,3 +29,25 @@ def task_identity(monkeypatch):
     monkeypatch.setattr(TaskIdentity, "_run_id", 1)
     monkeypatch.setattr(TaskIdentity, "_node_id", 0)
     monkeypatch.setattr(TaskIdentity, "_task_id", 1)
+
+
+@pytest.fixture
+def check_smoke_claim():
+    """``check(claim, keys)``: run ``claim`` at smoke (seed 0), require the metrics in ``keys``
+    to exist and be finite and the verdict to be holds/fails/inconclusive; returns the
+    Measurement."""
+    import math
+
+    from iclr24.claims import Estimate, Scale
+
+    def check(claim_obj, keys):
+        m = claim_obj(Scale.SMOKE, 0)
+        assert set(keys) <= set(m.metrics), set(keys) - set(m.metrics)
+        for key in keys:
+            v = m.metrics[key]
+            assert math.isfinite(v.value if isinstance(v, Estimate) else v), key
+        assert claim_obj.verdict(m.metrics, Scale.SMOKE) in ("holds", "fails", "inconclusive")
+        return m
+
+    return check
+
