@@ -1,0 +1,188 @@
+"""The laptop-scale experiment behind the claims: GIN, random selection, Policy-Learn and the
+full node-marking bag on the CSL-union family (:mod:`.csl_union`), one seed at a time.
+
+All four arms share the data split, the training loop (``iclr24.kits.graphs``: Adam, seeded
+batch order, checkpoint on the best validation accuracy) and, for the three subgraph arms, the
+same prediction DS-GNN (sum readout over nodes, mean over subgraphs). The GIN arm is the kit's
+``GraphClassifier`` with the same depth and width. What differs from the paper's ZINC runs, and
+why: a synthetic task (the real benchmarks download); width 32 and 4 prediction layers instead of
+64 and 6; 30 epochs instead of 1000; tau = 1 and drop_ratio = 0 fixed instead of grid-searched;
+one Adam over both networks with the kit's default eps (the official code uses two Adams with the
+same lr and eps = 1e-3); the full bag trained on a subset of the training graphs when
+``full_bag_train`` is set, to fit the CPU budget. The selection network is as deep as the
+largest CSL eccentricity (10 for skip 2): with fewer layers nodes far from the first mark in its
+own component look exactly like the other component's nodes to any message-passing network, so
+no policy could find the second component (the paper's Theorem 2 construction relies on the
+selection network seeing the marked component).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from .csl_union import make_csl_union_dataset, multiset_classes
+from .networks import DSGNN
+from .selection import FullBag, PolicyLearn, RandomPolicy
+
+__all__ = ["ARMS", "CSLSelectionConfig", "build_arm", "distinct_component_fraction",
+           "run_csl_selection", "time_forward"]
+
+ARMS = ("gin", "random", "policy_learn", "full_bag")
+
+
+@dataclass(frozen=True)
+class CSLSelectionConfig:
+    """Sizes and hyper-parameters of one run (defaults: the ``small`` scale)."""
+
+    num_train: int = 1000
+    num_val: int = 200
+    num_test: int = 500
+    skips: tuple[int, ...] = (2, 3, 4, 5)
+    num_components: int = 2
+    n: int = 41
+    hidden: int = 32
+    prediction_layers: int = 4
+    selection_layers: int = 10
+    readout: str = "sum"
+    T: int = 2
+    tau: float = 1.0
+    drop_ratio: float = 0.0
+    epochs: int = 30
+    batch_size: int = 32
+    lr: float = 1e-3
+    full_bag_train: int | None = 300
+    full_bag_epochs: int | None = None
+    arms: tuple[str, ...] = ARMS
+
+    @property
+    def num_classes(self) -> int:
+        return len(multiset_classes(len(self.skips), self.num_components))
+
+
+def build_arm(arm: str, cfg: CSLSelectionConfig, seed: int) -> torch.nn.Module:
+    """The model of ``arm`` (one of :data:`ARMS`), its parameters initialised from ``seed``."""
+    from iclr24.kits.graphs import GraphClassifier
+
+    if arm not in ARMS:
+        raise ValueError(f"arm must be one of {ARMS}, got {arm!r}")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        if arm == "gin":
+            return GraphClassifier("gin", 1, cfg.hidden, cfg.num_classes,
+                                   num_layers=cfg.prediction_layers, pool=cfg.readout)
+        prediction = DSGNN(1, cfg.hidden, cfg.prediction_layers, cfg.num_classes,
+                           readout=cfg.readout)
+        if arm == "random":
+            return RandomPolicy(prediction, cfg.T, seed=seed)
+        if arm == "full_bag":
+            return FullBag(prediction)
+        selection = DSGNN(1, cfg.hidden, cfg.selection_layers, None, readout=cfg.readout,
+                          track_running_stats=False)
+        return PolicyLearn(selection, prediction, cfg.T, cfg.tau, cfg.drop_ratio, seed=seed)
+
+
+def _forward(arm: str) -> Callable[[torch.nn.Module, Any], torch.Tensor] | None:
+    return None if arm == "gin" else (lambda model, batch: model(batch)[0])
+
+
+@torch.no_grad()
+def distinct_component_fraction(model: torch.nn.Module, graphs: Sequence[Any], *,
+                                batch_size: int = 256) -> float:
+    """Fraction of ``graphs`` (with a ``component`` node attribute) on which the nodes that
+    ``model`` (a selection policy, in eval mode) marks cover min(T, #components) distinct
+    components."""
+    from torch_geometric.loader import DataLoader
+
+    if len(graphs) == 0:
+        raise ValueError("graphs must be non-empty")
+    was_training = model.training
+    model.eval()
+    hits = 0
+    for batch in DataLoader(list(graphs), batch_size=batch_size):
+        _, selected = model(batch)
+        comp = batch.component[batch.ptr[:-1, None] + selected]            # (B, T)
+        num_comp = torch.stack([batch.component[batch.ptr[i]:batch.ptr[i + 1]].max() + 1
+                                for i in range(batch.num_graphs)])
+        covered = torch.tensor([len(set(row.tolist())) for row in comp])
+        hits += int((covered >= torch.minimum(num_comp, torch.tensor(selected.size(1)))).sum())
+    model.train(was_training)
+    return hits / len(graphs)
+
+
+@torch.no_grad()
+def time_forward(models: dict[str, torch.nn.Module], batch: Any, *, repeats: int = 7,
+                 warmup: int = 1) -> dict[str, list[float]]:
+    """Wall seconds of one evaluation forward per model on ``batch``, interleaved: repeat r runs
+    every model once before repeat r + 1 (so drifts of a shared machine hit all alike)."""
+    for model in models.values():
+        model.eval()
+    times: dict[str, list[float]] = {name: [] for name in models}
+    for r in range(warmup + repeats):
+        for name, model in models.items():
+            start = time.perf_counter()
+            model(batch)
+            elapsed = time.perf_counter() - start
+            if r >= warmup:
+                times[name].append(elapsed)
+    return times
+
+
+def _split(cfg: CSLSelectionConfig, seed: int) -> tuple[list, list, list]:
+    from iclr24.kits.graphs import stratified_split
+
+    total = cfg.num_train + cfg.num_val + cfg.num_test
+    graphs = make_csl_union_dataset(total, cfg.num_components, cfg.skips, cfg.n, seed=seed)
+    labels = np.array([int(g.y) for g in graphs])
+    tr, va, te = stratified_split(labels, (cfg.num_train / total, cfg.num_val / total,
+                                           cfg.num_test / total), seed=seed)
+    return [graphs[i] for i in tr], [graphs[i] for i in va], [graphs[i] for i in te]
+
+
+def run_csl_selection(cfg: CSLSelectionConfig, seed: int,
+                      progress: Callable[[float, str], None] | None = None
+                      ) -> dict[str, dict[str, float]]:
+    """Train and test every arm of ``cfg.arms`` on one seeded split.
+
+    Returns {arm: {"accuracy", "macro_f1", "distinct_fraction" (selection arms), "train_s",
+    "seconds_per_batch", "best_epoch", "train_graphs"}} plus {"data": {"chance": share of the
+    most frequent test class}}.
+    """
+    from iclr24.kits.graphs import evaluate_graph_classifier, fit_graph_classifier
+
+    train, val, test = _split(cfg, seed)
+    out: dict[str, dict[str, float]] = {}
+    counts = np.bincount([int(g.y) for g in test], minlength=cfg.num_classes)
+    out["data"] = {"chance": float(counts.max() / counts.sum())}
+    for i, arm in enumerate(cfg.arms):
+        model = build_arm(arm, cfg, seed)
+        arm_train = train
+        epochs = cfg.epochs
+        if arm == "full_bag":
+            if cfg.full_bag_train is not None:
+                arm_train = train[:cfg.full_bag_train]
+            epochs = cfg.full_bag_epochs or cfg.epochs
+
+        def arm_progress(frac: float, msg: str, i: int = i, arm: str = arm) -> None:
+            if progress is not None:
+                progress((i + frac) / len(cfg.arms), f"{arm}: {msg}")
+
+        start = time.process_time()
+        fit = fit_graph_classifier(model, arm_train, val, epochs=epochs, seed=seed, lr=cfg.lr,
+                                   batch_size=cfg.batch_size, forward=_forward(arm),
+                                   progress=arm_progress)
+        train_s = time.process_time() - start
+        metrics = evaluate_graph_classifier(model, test, batch_size=64, forward=_forward(arm))
+        row = {"accuracy": metrics["accuracy"], "macro_f1": metrics["macro_f1"],
+               "train_cpu_s": train_s, "seconds_per_batch": fit.seconds_per_batch,
+               "best_epoch": float(fit.best_epochs["accuracy"]),
+               "train_graphs": float(len(arm_train))}
+        if arm in ("random", "policy_learn"):
+            row["distinct_fraction"] = distinct_component_fraction(model, test)
+        out[arm] = row
+    return out
