@@ -1,10 +1,15 @@
 """CP-SAT, random and greedy N5 baselines."""
 
-import numpy as np
 import pytest
 
-from iclr24.papers.jssp_improve import (cp_sat_solve, dispatch, greedy_n5_search, n5_moves,
-                                        random_instance, random_n5_search)
+from iclr24.papers.jssp_improve import (
+    cp_sat_solve,
+    dispatch,
+    greedy_n5_search,
+    n5_moves,
+    random_instance,
+    random_n5_search,
+)
 
 
 def test_cp_sat_optimum_bounds_the_heuristics():

@@ -4,7 +4,7 @@ import numpy as np
 import torch
 
 from iclr24.claims import Estimate, Scale
-from iclr24.papers.jssp_improve import claims, random_instance, dispatch, schedule_batch
+from iclr24.papers.jssp_improve import claims, dispatch, random_instance, schedule_batch
 from iclr24.papers.jssp_improve.evaluator import _FORWARD, batched_times
 
 

@@ -40,7 +40,7 @@ def test_left_shift_fills_a_gap():
 def test_rules_give_feasible_semi_active_schedules(rule):
     inst = random_instance(6, 5, seed=2)
     s = dispatch(inst, rule, seed=0)
-    est, lst, c = s.times()
+    _est, _lst, c = s.times()
     assert c >= inst.durations.sum(axis=1).max()  # at least the longest job
     assert c >= max(inst.durations[inst.machines == i].sum() for i in range(5))
     assert c <= inst.durations.sum()

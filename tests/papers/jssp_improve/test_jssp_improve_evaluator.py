@@ -8,8 +8,16 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iclr24.papers.jssp_improve import (JSSPInstance, MaxPlusPass, Schedule, batched_times,
-                                        cpm_times, dispatch, random_instance, schedule_batch)
+from iclr24.papers.jssp_improve import (
+    JSSPInstance,
+    MaxPlusPass,
+    Schedule,
+    batched_times,
+    cpm_times,
+    dispatch,
+    random_instance,
+    schedule_batch,
+)
 
 
 def _random_schedules(seed, k, n, m):

@@ -6,8 +6,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iclr24.papers.jssp_improve import (JSSPInstance, Schedule, apply_swap, critical_path,
-                                        dispatch, n5_moves, random_instance)
+from iclr24.papers.jssp_improve import (
+    JSSPInstance,
+    Schedule,
+    apply_swap,
+    critical_path,
+    dispatch,
+    n5_moves,
+    random_instance,
+)
 
 
 def _official_pairs(mch, ops):
@@ -51,7 +58,7 @@ def test_n5_moves_keep_feasible_and_match_official_rule(seed, n, m, rule):
         r = int(np.flatnonzero(nodes[i] == u)[0])
         assert nodes[i][r + 1] == v  # u directly before v on its machine
         t = apply_swap(s, u, v)
-        est2, lst2, c2 = t.times()  # raises on a cycle: N5 keeps feasibility
+        _est2, _lst2, c2 = t.times()  # raises on a cycle: N5 keeps feasibility
         assert np.isfinite(c2)
         assert t.machine_nodes()[i][r] == v and t.machine_nodes()[i][r + 1] == u
 

@@ -4,8 +4,14 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.papers.jssp_improve import (L2SPolicy, ReinforceConfig, dispatch, improve,
-                                        random_instance, train_n_step_reinforce)
+from iclr24.papers.jssp_improve import (
+    L2SPolicy,
+    ReinforceConfig,
+    dispatch,
+    improve,
+    random_instance,
+    train_n_step_reinforce,
+)
 from iclr24.papers.jssp_improve.training import _reinforce_loss
 
 
@@ -51,7 +57,7 @@ def test_improve_keeps_the_best(one_torch_thread):
     res = improve(insts, pol, 15, seed=0)
     for x, (sched, c) in zip(insts, res):
         assert c <= dispatch(x).makespan() and sched.makespan() == c
-    s0, c0 = improve(insts[0], pol, 0)
+    _s0, c0 = improve(insts[0], pol, 0)
     assert c0 == dispatch(insts[0]).makespan()
     assert pol.training  # mode restored
     with pytest.raises(ValueError, match="steps"):

@@ -27,7 +27,7 @@ from .evaluator import batched_times
 from .instance import JSSPInstance
 from .schedule import Schedule, n5_moves, schedule_batch
 
-__all__ = ["cp_sat_solve", "random_n5_search", "greedy_n5_search", "cpm_times"]
+__all__ = ["cp_sat_solve", "cpm_times", "greedy_n5_search", "random_n5_search"]
 
 
 def cp_sat_solve(instance: JSSPInstance, time_limit: float = 10.0, *, workers: int = 1,

@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from iclr24.claims import Estimate, Measurement, Scale, claim, seed_difference, seed_metric, sizes
+from iclr24.claims import Measurement, Scale, claim, seed_difference, seed_metric, sizes
 
 
 @claim(

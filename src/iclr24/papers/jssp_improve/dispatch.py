@@ -23,7 +23,7 @@ import numpy as np
 from .instance import JSSPInstance
 from .schedule import Schedule
 
-__all__ = ["dispatch", "RULES"]
+__all__ = ["RULES", "dispatch"]
 
 RULES = ("fdd_mwkr", "mwkr", "spt", "random")
 

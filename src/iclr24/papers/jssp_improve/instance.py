@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["JSSPInstance", "random_instance", "load_classic"]
+__all__ = ["JSSPInstance", "load_classic", "random_instance"]
 
 
 def _int_matrix(value, name: str) -> np.ndarray:

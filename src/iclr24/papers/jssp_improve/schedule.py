@@ -27,8 +27,15 @@ import torch
 from .evaluator import batched_times
 from .instance import JSSPInstance
 
-__all__ = ["Schedule", "schedule_batch", "n5_moves", "apply_swap", "critical_path",
-           "DURATION_SCALE", "TIME_SCALE"]
+__all__ = [
+    "DURATION_SCALE",
+    "TIME_SCALE",
+    "Schedule",
+    "apply_swap",
+    "critical_path",
+    "n5_moves",
+    "schedule_batch",
+]
 
 DURATION_SCALE = 99.0  # official features: p / high (the generator's upper bound) ...
 TIME_SCALE = 1000.0  # ... and est / 1000, lst / 1000: global constants, never per instance

@@ -25,7 +25,7 @@ from .environment import ImprovementEnv
 from .instance import JSSPInstance, random_instance
 from .policy import L2SPolicy
 
-__all__ = ["ReinforceConfig", "train_n_step_reinforce", "improve"]
+__all__ = ["ReinforceConfig", "improve", "train_n_step_reinforce"]
 
 
 @dataclass(frozen=True)
