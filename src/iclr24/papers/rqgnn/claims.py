@@ -1,0 +1,162 @@
+"""RQGNN claims: RQ-aware detection of spectral anomalies (Table 2's comparison, on synthetic
+graphs) and the Rayleigh-quotient / spectral-energy identity (Lemma 1)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from iclr24.claims import Measurement, Scale, claim, seed_difference, seed_metric, sizes
+
+from .arms import ARMS, GNN_BASELINES, ArmConfig, run_arm
+from .rayleigh import rayleigh_quotient
+from .spectral_energy import dense_spectral_energy, edge_case_graphs
+from .synthetic_gad import make_spectral_gad
+
+_FRACS = {"full": 1.0, "partial": 0.3}  # metric suffix -> shuffle_frac
+
+
+@claim(
+    rule={"smoke": "auc_gain_partial > -0.1",
+          "small": "auc_rqgnn_full >= 0.9 and auc_gain_partial > 0 and f1_gain_partial > 0"},
+    paper="Abstract / Table 2: on 10 TUDataset anticancer screens RQGNN beats the best rival "
+          "(spectral GNNs GCN, GIN, ChebyNet, BernNet, graph classifiers and graph-level anomaly "
+          "detectors) by 6.74 Macro-F1 points and 1.44 AUC points on average; the ablation shows "
+          "that removing RQL or RQ-pooling costs accuracy.",
+    paper_numbers={"auc_gain_partial": 0.0144, "f1_gain_partial": 0.0674},
+    resources={"cpus": 1},
+)
+def spectral_anomalies(scale: Scale, seed: int, progress=None) -> Measurement:
+    """RQGNN against GIN (sum pool), GCN (mean pool), a ChebNet ablation (the same Chebyshev
+    filters, mean pool, no RQ branch, no RQ-pooling) and logistic regression on r_G alone, on
+    synthetic graphs (10% anomalous) whose classes differ only in where node types sit
+    (``make_spectral_gad``), at shuffle_frac 1 (easy, suffix ``_full``) and 0.3 (suffix
+    ``_partial``). Same 70/15/15 stratified split, loss, optimiser and epochs for every GNN;
+    test AUC at the best-val-AUC checkpoint, Macro-F1 at the best-val-F1 checkpoint.
+
+    Rule (small): RQGNN is near-perfect when the anomaly is blatant (AUC >= 0.9 over the whole
+    interval at shuffle_frac 1) and, at shuffle_frac 0.3, beats the best GNN baseline (the one
+    with the highest mean) on both AUC and Macro-F1: paired differences over 3 seeds with 95%
+    intervals above 0. Logistic regression on r_G is reported, not judged (it is not a paper
+    rival). It fails if the subtle anomalies are found as well by a spectrum-agnostic GNN."""
+    from iclr24.kits.graphs import stratified_split
+    from iclr24.kits.threads import single_threaded
+
+    progress = progress or (lambda *a, **k: None)
+    num_graphs = sizes(scale, smoke=300, small=2000)
+    seeds = [seed + i for i in range(sizes(scale, smoke=1, small=3))]
+    config = sizes(scale, smoke=ArmConfig(hidden=16, cheb_k=3, epochs=3),
+                   small=ArmConfig(), full=ArmConfig(epochs=100))
+    results: dict[tuple[str, str], dict[str, list[float]]] = {
+        (arm, suffix): {"auc": [], "macro_f1": []} for arm in ARMS for suffix in _FRACS}
+    rows = []
+    total, done = len(seeds) * len(_FRACS) * len(ARMS), 0
+    with single_threaded():
+        for rep in seeds:
+            for suffix, frac in _FRACS.items():
+                graphs = make_spectral_gad(num_graphs, shuffle_frac=frac, seed=rep)
+                labels = np.array([int(g.y) for g in graphs])
+                tr, va, te = stratified_split(labels, seed=rep)
+                train, val, test = ([graphs[i] for i in idx] for idx in (tr, va, te))
+                for arm in ARMS:
+                    out = run_arm(arm, train, val, test, config=config, seed=rep)
+                    for key in ("auc", "macro_f1"):
+                        results[(arm, suffix)][key].append(out[key])
+                    rows.append({"seed": rep, "shuffle_frac": frac, "arm": arm, **out})
+                    done += 1
+                    progress(done / total, f"seed {rep} shuffle_frac {frac} {arm}")
+
+    metrics: dict[str, object] = {}
+    for (arm, suffix), res in results.items():
+        metrics[f"auc_{arm}_{suffix}"] = seed_metric(res["auc"])
+        metrics[f"f1_{arm}_{suffix}"] = seed_metric(res["macro_f1"])
+    for suffix in _FRACS:
+        for key, short in (("auc", "auc"), ("macro_f1", "f1")):
+            best = max(GNN_BASELINES, key=lambda a: np.mean(results[(a, suffix)][key]))
+            metrics[f"{short}_gain_{suffix}"] = seed_difference(
+                results[("rqgnn", suffix)][key], results[(best, suffix)][key])
+            metrics[f"{short}_gain_vs_logreg_{suffix}"] = seed_difference(
+                results[("rqgnn", suffix)][key], results[("logreg_rq", suffix)][key])
+            metrics[f"{short}_best_baseline_{suffix}"] = float(GNN_BASELINES.index(best))
+
+    summary = [{"arm": arm, "shuffle_frac": frac,
+                "auc_mean": float(np.mean(results[(arm, s)]["auc"])),
+                "auc_std": float(np.std(results[(arm, s)]["auc"])),
+                "f1_mean": float(np.mean(results[(arm, s)]["macro_f1"])),
+                "f1_std": float(np.std(results[(arm, s)]["macro_f1"]))}
+               for s, frac in _FRACS.items() for arm in ARMS]
+
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(9.0, 3.6))
+    for k, (key, title) in enumerate((("auc_mean", "test AUC"), ("f1_mean", "test Macro-F1"))):
+        ax = fig.add_subplot(1, 2, k + 1)
+        width = 0.38
+        for j, (s, frac) in enumerate(_FRACS.items()):
+            vals = [r[key] for r in summary if r["shuffle_frac"] == frac]
+            errs = [r[key.replace("mean", "std")] for r in summary if r["shuffle_frac"] == frac]
+            ax.bar(np.arange(len(ARMS)) + (j - 0.5) * width, vals, width, yerr=errs,
+                   label=f"shuffle_frac {frac}")
+        ax.set_xticks(np.arange(len(ARMS)), ARMS, rotation=20)
+        ax.set_ylim(0, 1.02)
+        ax.set_title(title)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    notes = (f"{num_graphs} graphs per dataset (10% anomalous, n in 20..40, 8 node types), "
+             f"{len(seeds)} seed(s), {config.epochs} epochs, batch {config.batch_size}, hidden "
+             f"{config.hidden}, K = {config.cheb_k}. Every GNN arm trains with the class-balanced "
+             "focal loss. *_best_baseline_* is the index into (gin, gcn, chebnet) of the best "
+             "GNN baseline by mean, the arm the gain is measured against. Synthetic stand-in "
+             "for the TU anticancer screens (download-only); the Rayleigh quotient is "
+             "informative by construction, so this tests the implementation and the direction "
+             "of the comparison, not the paper's margins.")
+    return Measurement(metrics=metrics, figure=fig,
+                       tables={"per_seed": rows, "summary": summary}, notes=notes)
+
+
+@claim(
+    rule="max_abs_err < 1e-5 and max_rel_err_code < 1e-5",
+    paper="Lemma 1: the accumulated spectral energy of a graph signal, sum_k lambda_k x_hat_k^2 / "
+          "sum_k x_hat_k^2 with x_hat = U^T x, equals its Rayleigh quotient x^T L x / x^T x; Fig. 1 "
+          "shows a clear gap in this quantity between anomalous and normal graphs.",
+    resources={"cpus": 1},
+)
+def rayleigh_identity(scale: Scale, seed: int) -> Measurement:
+    """``rayleigh_quotient`` (float32 message passing over a PyG batch) against the spectral
+    energy from ``numpy.linalg.eigh`` of the dense normalised Laplacian (float64), on trees,
+    grids and rings of cliques with isolated nodes appended, a zero channel and Gaussian
+    features, and on spectral-GAD graphs. ``max_abs_err`` is the largest |difference| (the paper's
+    normalisation); ``max_rel_err_code`` compares ``normalize=False`` with the official code's
+    diag(X^T L X) (scipy ``csgraph.laplacian(normed=True)``), relative to max(1, |value|).
+    ``rq_gap`` (mean r_G of anomalous minus normal graphs, shuffle_frac 0.5) is reported: the
+    Fig. 1 observation that the synthetic data builds in."""
+    import torch
+    from torch_geometric.data import Batch
+
+    from iclr24.kits.threads import single_threaded
+
+    num = sizes(scale, smoke=40, small=300)
+    with single_threaded():
+        graphs = edge_case_graphs(num, seed=seed)
+        errs, rel_code, gaps = [], [], {0: [], 1: []}
+        for group in (graphs[:num], graphs[num:]):
+            b = Batch.from_data_list(group)
+            with torch.no_grad():
+                ours = rayleigh_quotient(b.x, b.edge_index, b.batch, num_graphs=b.num_graphs)
+                code = rayleigh_quotient(b.x, b.edge_index, b.batch, normalize=False,
+                                         num_graphs=b.num_graphs)
+            for i, g in enumerate(group):
+                paper, diag = dense_spectral_energy(g)
+                errs.append(float(np.abs(ours[i].double().numpy() - paper).max()))
+                rel_code.append(float((np.abs(code[i].double().numpy() - diag)
+                                       / np.maximum(1.0, np.abs(diag))).max()))
+                if g.y is not None:
+                    gaps[int(g.y)].append(float(ours[i].mean()))
+    isolated = sum(int((torch.bincount(g.edge_index[0], minlength=g.num_nodes) == 0).any())
+                   for g in graphs)
+    return Measurement(
+        metrics={"max_abs_err": max(errs), "max_rel_err_code": max(rel_code),
+                 "rq_gap": float(np.mean(gaps[1]) - np.mean(gaps[0])),
+                 "num_graphs": float(len(graphs)), "graphs_with_isolated_nodes": float(isolated)},
+        tables={"errors": [{"graph": i, "abs_err": e, "rel_err_code": c}
+                           for i, (e, c) in enumerate(zip(errs, rel_code))][:50]},
+        notes="Exact identity checked in float32 against float64 eigh; errors are rounding.")
