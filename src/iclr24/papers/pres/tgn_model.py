@@ -91,7 +91,7 @@ class TGNLinkModel(nn.Module):
     Args:
         num_nodes: number of nodes N.
         msg_dim: edge feature dimension.
-        config: sizes (:class:`TGNConfig`).
+        config: sizes (:class:`TGNConfig`; default the official sizes).
         pres: None for plain TGN, else a dict of :class:`~.pres_memory.PRESMemory` arguments
             (``gamma``, ``learnable_gamma``).
 
@@ -100,12 +100,13 @@ class TGNLinkModel(nn.Module):
     memory and the neighbour loader. ``reset_state()`` empties both (each epoch).
     """
 
-    def __init__(self, num_nodes: int, msg_dim: int, config: TGNConfig = TGNConfig(), *,
+    def __init__(self, num_nodes: int, msg_dim: int, config: TGNConfig | None = None, *,
                  pres: dict | None = None) -> None:
         super().__init__()
         from torch_geometric.nn.models import TGNMemory
         from torch_geometric.nn.models.tgn import IdentityMessage, LastAggregator
 
+        config = TGNConfig() if config is None else config
         self.config = config
         self.num_nodes = num_nodes
         memory = TGNMemory(num_nodes, msg_dim, config.memory_dim, config.time_dim,

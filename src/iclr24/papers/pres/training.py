@@ -78,8 +78,8 @@ def check_temporal_data(data, *, num_nodes: int | None = None) -> None:
 
 def split_sizes(num_events: int) -> tuple[int, int]:
     """(end of train, end of validation) for the chronological 70/15/15 split."""
-    n_test = int(round(_TEST_FRACTION * num_events))
-    n_val = int(round(_VAL_FRACTION * num_events))
+    n_test = round(_TEST_FRACTION * num_events)
+    n_val = round(_VAL_FRACTION * num_events)
     return num_events - n_val - n_test, num_events - n_test
 
 
@@ -132,7 +132,7 @@ def _check_int(value: object, name: str, minimum: int = 1) -> int:
 def train_tgn(data, batch_size: int = 200, epochs: int = 10, use_pres: bool = False,
               beta: float = 0.1, *, gamma: float = 0.9, learnable_gamma: bool = False,
               coherence: str = "cosine", detach_coherence: bool = False,
-              config: TGNConfig = TGNConfig(), seed: int = 0,
+              config: TGNConfig | None = None, seed: int = 0,
               progress: Callable[[float, str], None] | None = None) -> TGNTrainResult:
     """Train TGN (optionally with PRES) on the first 70% of ``data`` with temporal batches.
 
@@ -145,7 +145,7 @@ def train_tgn(data, batch_size: int = 200, epochs: int = 10, use_pres: bool = Fa
         gamma, learnable_gamma: PRESMemory's fusion weight.
         coherence: "cosine" or "inner" (see :func:`coherence_loss`).
         detach_coherence: detach the coherence term as the official code does (no gradient).
-        config: model sizes and optimiser settings.
+        config: model sizes and optimiser settings (default :class:`TGNConfig`()).
         seed: seeds the initialisation, dropout and the training negatives.
         progress: optional ``progress(fraction, message)`` callback.
 
@@ -161,6 +161,7 @@ def train_tgn(data, batch_size: int = 200, epochs: int = 10, use_pres: bool = Fa
         raise ValueError(f"beta must be a number >= 0, got {beta!r}")
     if coherence not in COHERENCE_KINDS:
         raise ValueError(f"coherence must be one of {COHERENCE_KINDS}, got {coherence!r}")
+    config = TGNConfig() if config is None else config
     if not isinstance(config, TGNConfig):
         raise TypeError(f"config must be a TGNConfig, got {type(config).__name__}")
     from torch_geometric.loader import TemporalDataLoader
@@ -206,12 +207,14 @@ def train_tgn(data, batch_size: int = 200, epochs: int = 10, use_pres: bool = Fa
                 sums["bce"] += float(bce.detach())
                 batches += 1
             g = model.memory.gamma if use_pres else 0.0
+            g = g.detach() if isinstance(g, torch.Tensor) else g
             result.history.append({
                 "epoch": epoch, **{k: v / batches for k, v in sums.items()},
                 "seconds": time.perf_counter() - wall, "cpu_seconds": time.process_time() - cpu,
                 "batches": batches, "gamma": float(g)})
             progress((epoch + 1) / epochs, f"b = {batch_size}, epoch {epoch + 1}/{epochs}")
-        model.eval()  # flushes the pending messages into the memory (PRES-corrected)
+        with torch.no_grad():
+            model.eval()  # flushes the pending messages into the memory (PRES-corrected)
         result.train_end_state = _snapshot(model)
     return result
 
