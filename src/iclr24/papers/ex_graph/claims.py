@@ -1,0 +1,168 @@
+"""EX-Graph claims on the synthetic stand-in: the X-feature null control (E1) and the protocols
+end to end (E2). The real data and the leaderboard are out of reach (see the package docstring);
+these check the pipeline: X features help exactly when the generator makes them informative."""
+
+from __future__ import annotations
+
+import math
+
+from iclr24.claims import Estimate, Measurement, Scale, claim, sizes
+from iclr24.kits.threads import torch_threads
+
+from .models import ENCODERS
+from .protocols import ethereum_link_prediction, matching_link_prediction, wash_trading_detection
+from .synthetic import make_ex_graph_synthetic
+
+_WASH_MATCH_RATE = 0.3  # coupled arm: OpenSea-active wash traders are matched more often
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+@claim(
+    rule="lp_auc_gain_coupled > 0 and abs(lp_auc_gain_null) < 0.01 and "
+         "wash_recall_gain_coupled > 0 and abs(wash_recall_gain_null) < 0.01",
+    paper="Sec. 4 / Tables 2-3: adding X features improves Ethereum link prediction (up to ~8% "
+          "AUC-ROC; the repo's GCN-with-X run reports AUC 0.704) and wash-trading detection (up "
+          "to ~18% recall; leaderboard without X: GAT AUC 0.80, recall 0.59). Real-data numbers "
+          "cannot be approached here; the claim is the synthetic null control of the spec.",
+    paper_numbers={"lp_auc_gain_coupled": 0.08, "wash_recall_gain_coupled": 0.18},
+)
+def x_features_null_control(scale: Scale, seed: int, progress=None) -> Measurement:
+    """GCN with vs without X features on synthetic EX-Graphs, paired per generator seed.
+
+    Link prediction: coupling 0.5 (matched X accounts share their address's community with
+    probability 0.5) vs coupling 0 (X side independent); the gain is AUC(with X) - AUC(without
+    X). Wash trading (official balanced-subgraph protocol, several runs per seed averaged):
+    wash_shift 1 with 30% of wash traders matched vs wash_shift 0 with ordinary matching (no
+    X-side wash signal at all); the gain is recall(with X) - recall(without X). Each gain is a
+    paired-t Estimate over the seeds; the coupled gains must be > 0 and the null gains within
+    ±0.01 over the whole interval. A leak (held-out edges in the features or message passing, X
+    features that encode the label regardless of the generator) would show as a null gain."""
+    progress = progress or (lambda *a, **k: None)
+    n_seeds = sizes(scale, smoke=2, small=3)
+    lp_epochs = sizes(scale, smoke=10, small=60)
+    wash_runs = sizes(scale, smoke=2, small=10)
+    wash_epochs = sizes(scale, smoke=20, small=100)
+    max_pos = sizes(scale, smoke=5_000, small=20_000)
+    name = sizes(scale, smoke="smoke", small="small")
+    lp = {(arm, ux): [] for arm in ("coupled", "null") for ux in (True, False)}
+    wash = {(arm, ux): [] for arm in ("coupled", "null") for ux in (True, False)}
+    rows = []
+    steps, step = n_seeds * 4, 0
+    with torch_threads(1):
+        for s in range(seed, seed + n_seeds):
+            for arm, coupling in (("coupled", 0.5), ("null", 0.0)):
+                data = make_ex_graph_synthetic(name, coupling=coupling, wash_shift=1.0, seed=s)
+                for ux in (True, False):
+                    r = ethereum_link_prediction(data, "gcn", ux, runs=1, epochs=lp_epochs,
+                                                 patience=20, max_train_pos=max_pos, seed=s)
+                    lp[arm, ux].append(r.runs[0]["auc"])
+                    rows.append({"task": "link_prediction", "arm": arm, "seed": s, "use_x": ux,
+                                 **r.runs[0]})
+                step += 1
+                progress(step / steps, f"link prediction seed {s} {arm}")
+            for arm, shift, rate in (("coupled", 1.0, _WASH_MATCH_RATE), ("null", 0.0, None)):
+                data = make_ex_graph_synthetic(name, coupling=0.5, wash_shift=shift,
+                                               wash_match_rate=rate, seed=s)
+                for ux in (True, False):
+                    r = wash_trading_detection(data, "gcn", ux, "official", runs=wash_runs,
+                                               epochs=wash_epochs, seed=s)
+                    summary = r.summary()
+                    wash[arm, ux].append(summary["recall"][0])
+                    rows.append({"task": "wash_trading", "arm": arm, "seed": s, "use_x": ux,
+                                 **{k: v[0] for k, v in summary.items()}})
+                step += 1
+                progress(step / steps, f"wash trading seed {s} {arm}")
+    metrics: dict[str, float | Estimate] = {}
+    for task, store, key in (("lp_auc", lp, "auc"), ("wash_recall", wash, "recall")):
+        for arm in ("coupled", "null"):
+            metrics[f"{task}_gain_{arm}"] = Estimate.difference(store[arm, True],
+                                                                store[arm, False], paired=True)
+            metrics[f"{task}_with_x_{arm}"] = _mean(store[arm, True])
+            metrics[f"{task}_without_x_{arm}"] = _mean(store[arm, False])
+    table = []
+    for task, store in (("link prediction AUC", lp), ("wash-trading recall", wash)):
+        for arm in ("coupled", "null"):
+            diffs = [a - b for a, b in zip(store[arm, True], store[arm, False])]
+            mu = _mean(diffs)
+            sd = math.sqrt(sum((d - mu) ** 2 for d in diffs) / (len(diffs) - 1))
+            table.append({"task": task, "arm": arm, "with_x": _mean(store[arm, True]),
+                          "without_x": _mean(store[arm, False]), "gain_mean": mu, "gain_std": sd,
+                          "seeds": len(diffs)})
+    return Measurement(
+        metrics=metrics, tables={"gains": table, "runs": rows},
+        notes=f"{n_seeds} generator seeds; link prediction: GCN, 1 run per seed, {lp_epochs} "
+              f"epochs (patience 20; the paper: up to 200), {max_pos} supervised positives; "
+              f"wash trading: GCN, official balanced induced subgraphs, {wash_runs} runs per "
+              f"seed averaged, {wash_epochs} epochs. Synthetic data, decoder trained, held-out "
+              f"edges excluded from message passing and features.")
+
+
+@claim(
+    rule="runs_finite == runs_expected and matching_auc_gcn > 0.5",
+    paper="Sec. 4 / leaderboard: the three protocols run GCN, GAT, GATv2, GraphSAGE, TAGCN, "
+          "APPNP, Cluster-GCN, DAGNN, GGNN, DeepWalk, Node2Vec (R-GCN, HIN2Vec in matching); "
+          "matching AUC-ROC: DAGNN 0.74, APPNP 0.73, GCN 0.71, GGNN 0.71, GraphSAGE 0.67, TAGCN "
+          "0.66, R-GCN 0.66, GAT 0.60, HIN2Vec 0.49, GATv2 0.48.",
+    paper_numbers={"matching_auc_gcn": 0.71},
+)
+def protocols_end_to_end(scale: Scale, seed: int, progress=None) -> Measurement:
+    """Every baseline through every protocol on one coupled synthetic graph (coupling 0.5,
+    wash_shift 1): Ethereum link prediction with X, wash trading (official protocol) with X,
+    matching link prediction; each (model, task) run must return finite metrics. The judged
+    number is GCN's matching AUC over several generator seeds (an Estimate) > 0.5. GCN's
+    matching AUC on an uncoupled graph (coupling 0) is reported beside it, not judged: matched
+    addresses are the more active ones, so degree alone lifts it above 0.5 there too."""
+    progress = progress or (lambda *a, **k: None)
+    name = sizes(scale, smoke="smoke", small="small")
+    epochs = sizes(scale, smoke=3, small=30)
+    n_seeds = sizes(scale, smoke=2, small=3)
+    models = sizes(scale, smoke=("gcn", "dagnn", "deepwalk"), small=ENCODERS + ("deepwalk",))
+    dw = {"walks_per_node": sizes(scale, smoke=1, small=2), "walk_length": 10,
+          "batch_size": 512, "dim": 32}
+    rows, finite, expected = [], 0, 0
+    match_auc = []
+    total = len(models) * 3 + 2 + n_seeds
+    done = 0
+    with torch_threads(1):
+        data = make_ex_graph_synthetic(name, coupling=0.5, wash_shift=1.0, seed=seed)
+        jobs = [(m, "link_prediction") for m in models] + \
+               [(m, "wash_trading") for m in models] + \
+               [(m, "matching") for m in models + ("rgcn",)]
+        for model, task in jobs:
+            expected += 1
+            if task == "link_prediction":
+                r = ethereum_link_prediction(data, model, True, runs=1, epochs=epochs,
+                                             max_train_pos=5_000, seed=seed, deepwalk_options=dw)
+            elif task == "wash_trading":
+                r = wash_trading_detection(data, model, True, "official", runs=1,
+                                           epochs=epochs, seed=seed, deepwalk_options=dw)
+            else:
+                r = matching_link_prediction(data, model, runs=1, epochs=epochs, seed=seed,
+                                             deepwalk_options=dw)
+            ok = all(math.isfinite(v) for v in r.runs[0].values())
+            finite += ok
+            rows.append({"model": model, "task": task, "finite": ok, **r.runs[0]})
+            done += 1
+            progress(done / total, f"{task} {model}")
+        m_epochs = sizes(scale, smoke=10, small=100)
+        for s in range(seed, seed + n_seeds):
+            d = data if s == seed else make_ex_graph_synthetic(name, coupling=0.5, seed=s)
+            match_auc.append(matching_link_prediction(d, "gcn", runs=1, epochs=m_epochs,
+                                                      seed=s).runs[0]["auc"])
+            done += 1
+            progress(done / total, f"matching gcn seed {s}")
+        null = make_ex_graph_synthetic(name, coupling=0.0, seed=seed)
+        auc_null = matching_link_prediction(null, "gcn", runs=1, epochs=m_epochs,
+                                            seed=seed).runs[0]["auc"]
+    return Measurement(
+        metrics={"runs_finite": finite, "runs_expected": expected,
+                 "matching_auc_gcn": Estimate.mean_of(match_auc),
+                 "matching_auc_gcn_uncoupled": auc_null},
+        tables={"runs": rows},
+        notes=f"One coupled graph ({name}); {epochs} epochs per baseline run (the paper: up to "
+              f"200), DeepWalk with {dw['walks_per_node']} walk(s) per node of length 10, "
+              f"32-d. GCN matching: {n_seeds} seeds x {m_epochs} epochs. Cluster-GCN (METIS) "
+              f"and HIN2Vec are not run. The uncoupled matching AUC is context, not judged.")
