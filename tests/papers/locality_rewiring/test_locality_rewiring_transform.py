@@ -127,7 +127,7 @@ def test_random_selection_keeps_counts():
     e = data.edge_index.shape[1]
     low = LaserTransform(max_distance=3, rho=0.25, seed=0)(data)
     rnd = LaserTransform(max_distance=3, rho=0.25, selection="random", seed=0)(data)
-    count = lambda out: sorted((v, s) for _, v, s in _added(out, e))  # noqa: E731
+    count = lambda out: sorted((v, s) for _, v, s in _added(out, e))
     assert count(low) == count(rnd)
 
 

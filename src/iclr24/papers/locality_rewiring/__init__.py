@@ -18,8 +18,8 @@ How the code maps to it.
   ``greedy_resistance_rewiring`` (spectral-like: greedy drop of total effective resistance).
 - :mod:`.diagnostics`: ``added_edge_distances``, ``edge_growth``, ``resistance_drop``,
   ``total_effective_resistance`` (from the graph kit).
-- :mod:`.long_range`: ``make_long_range_trees`` and ``target_logits`` (the synthetic long-range
-  task read out at a target node).
+- :mod:`.long_range`: ``make_long_range_trees``, ``target_logits`` (the synthetic long-range
+  task read out at a target node) and ``within_receptive_field`` (can s reach t at all).
 - ``claims.py``: ``locality_sparsity`` (LASER vs random, spectral-like and k-hop additions at
   equal budget on trees, rings of cliques and grids) and ``long_range_task`` (accuracy and added
   edges per rho on the tree task).
@@ -48,7 +48,7 @@ from .diagnostics import (
     resistance_drop,
     total_effective_resistance,
 )
-from .long_range import make_long_range_trees, target_logits
+from .long_range import make_long_range_trees, target_logits, within_receptive_field
 from .rewiring import LaserTransform, connectivity_measure, orbit_sizes
 from .snapshot_gnn import SnapshotGNN
 
@@ -67,4 +67,5 @@ __all__ = [
     "resistance_drop",
     "target_logits",
     "total_effective_resistance",
+    "within_receptive_field",
 ]

@@ -86,7 +86,7 @@ def random_rewiring(data: Any, num_added: int | Sequence[int], *, seed: int,
     counts = [num_added] if isinstance(num_added, (int, np.integer)) else list(num_added)
     counts = [_int_at_least("num_added", c, 0) for c in counts]
     edge_index, n = _graph_arrays(data)
-    free, pairs = _non_edges(edge_index, n)
+    _, pairs = _non_edges(edge_index, n)
     if symmetric:
         pairs = pairs[pairs[:, 0] < pairs[:, 1]]
     total = sum(counts)

@@ -20,7 +20,7 @@ from iclr24.kits.graphs import random_tree, shortest_path_distances, to_pyg
 
 from .rewiring import _int_at_least
 
-__all__ = ["make_long_range_trees", "target_logits"]
+__all__ = ["make_long_range_trees", "target_logits", "within_receptive_field"]
 
 _MAX_TRIES = 1000
 
@@ -77,3 +77,26 @@ def target_logits(model: torch.nn.Module, batch: Any) -> torch.Tensor:
         raise ValueError(f"target_mask must mark exactly one node per graph; got {int(mask.sum())} "
                          f"for {batch.num_graphs} graphs")
     return model.head(h[mask])
+
+
+def within_receptive_field(data: Any, num_layers: int) -> bool:
+    """Whether a ``num_layers``-layer MPNN on ``data.edge_index`` (messages flow row 0 -> row 1,
+    PyG's source-to-target) can carry the source's features to the target: a directed path of at
+    most ``num_layers`` edges from the node flagged as source (``x[:, -2]``) to the
+    ``target_mask`` node. An upper bound on what any such model can learn on that graph."""
+    num_layers = _int_at_least("num_layers", num_layers, 0)
+    n = int(data.num_nodes)
+    src = torch.nonzero(data.x[:, -2]).flatten()
+    tgt = torch.nonzero(data.target_mask).flatten()
+    if len(src) != 1 or len(tgt) != 1:
+        raise ValueError(f"data must flag one source (x[:, -2]) and one target (target_mask); "
+                         f"got {len(src)} and {len(tgt)}")
+    step = np.zeros((n, n), dtype=bool)
+    ei = data.edge_index.cpu().numpy()
+    step[ei[0], ei[1]] = True
+    np.fill_diagonal(step, True)
+    reached = np.zeros(n, dtype=bool)
+    reached[int(src[0])] = True
+    for _ in range(num_layers):
+        reached = (reached.astype(np.float32) @ step.astype(np.float32)) > 0
+    return bool(reached[int(tgt[0])])

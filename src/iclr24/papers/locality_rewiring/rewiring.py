@@ -173,8 +173,8 @@ class LaserTransform(BaseTransform):
         if "edge_snapshot" in data:
             raise ValueError("data already has edge_snapshot (it was rewired); apply "
                              "LaserTransform to the original graph")
-        extra = [k for k in data.keys() if k not in ("edge_index", "edge_attr")
-                 and data.is_edge_attr(k)]
+        extra = [k for k in data.keys()  # noqa: SIM118 (iterating a Data yields pairs)
+                 if k not in ("edge_index", "edge_attr") and data.is_edge_attr(k)]
         if extra:
             raise ValueError(f"data has edge-level attributes {extra} that LaserTransform "
                              f"cannot extend to added edges; drop them first")
