@@ -19,6 +19,7 @@ from iclr24.kits.language_models import (
 )
 from iclr24.papers.lm_compression import (
     FLOAT32_EPS,
+    FORMAT_VERSION,
     AdaptiveNGramModel,
     ArithmeticDecoder,
     ArithmeticEncoder,
@@ -202,10 +203,10 @@ def test_context_longer_than_model_and_corrupted_streams_raise():
 
 
 def _forged_blob(raw_len: int, counts: list[int], stream: bytes) -> bytes:
-    """A version-2 container holding one group with the given (possibly false) counts."""
+    """A current-version container holding one group with the given (possibly false) counts."""
     from iclr24.papers.lm_compression.model_coding import _put_varint
 
-    out = bytearray(b"LMC\x02")
+    out = bytearray(b"LMC" + bytes([FORMAT_VERSION]))
     _put_varint(raw_len, out)
     _put_varint(0, out)
     _put_varint(max(1, len(counts)), out)
@@ -252,9 +253,11 @@ def test_max_decodable_tokens_bounds_every_real_stream():
 def test_old_format_version_is_refused_clearly():
     model = _ngram()
     blob = compress(TEXT[:50], model)
-    assert blob[:4] == b"LMC\x02"
+    assert blob[:4] == b"LMC\x03"
     with pytest.raises(ValueError, match="format version 1"):
         decompress(b"LMC1" + blob[4:], model)
+    with pytest.raises(ValueError, match="format version 2"):
+        decompress(b"LMC\x02" + blob[4:], model)
 
 
 def test_decoding_with_a_different_model_is_detected():

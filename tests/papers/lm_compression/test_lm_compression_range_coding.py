@@ -88,6 +88,20 @@ def test_floor_pdf_is_the_papers_epsilon_floor():
         floor_pdf(np.array([[-1.0, 2.0]]))
     with pytest.raises(ValueError, match="too large"):
         floor_pdf(np.ones((1, 2**23)))
+    for bad in (np.nan, np.inf):
+        with pytest.raises(ValueError, match="finite"):
+            floor_pdf(np.array([[0.5, bad]]))
+
+
+def test_compiled_floor_equals_the_numpy_expression():
+    """(B, V) float64 batches take the compiled pass; other shapes the numpy one: same floor."""
+    p = np.random.default_rng(0).random((7, 300)) ** 3
+    eps = float(np.finfo(np.float32).eps)
+    expected = p * ((1 - 2 * 300 * eps) / p.sum(-1, keepdims=True)) + eps
+    np.testing.assert_allclose(floor_pdf(p), expected, rtol=1e-13)
+    np.testing.assert_allclose(floor_pdf(p[0]), expected[0], rtol=1e-13)     # 1-D: numpy path
+    # strided input: each row sums to (1 − 2Vε) + Vε = 1 − Vε
+    np.testing.assert_allclose(floor_pdf(p[:, ::2]).sum(-1), 1 - 150 * eps, rtol=1e-12)
 
 
 def test_range_coder_errors():
@@ -185,6 +199,29 @@ def test_vectorised_ngram_session_matches_the_formula(smoothing, adaptive):
     for b, s in enumerate(seqs):
         ref = _reference_probs(model, train, s)
         np.testing.assert_allclose(got[b, :len(s)], ref, rtol=2e-5, atol=1e-9)
+
+
+def test_ngram_online_counts_promote_long_lists_to_dense_rows():
+    """A context followed by more than PROMOTE distinct bytes moves to a dense row; the
+    distribution stays the closed form before and after the move."""
+    from iclr24.papers.lm_compression.numba_kernels import PROMOTE
+
+    train = TEXT[:200]
+    model = AdaptiveNGramModel(order=1).fit(train)
+    seq = bytes(range(256))                       # order 0 sees 256 distinct bytes
+    sess = model.session(1)
+    got = []
+    for b in seq:
+        got.append(sess.next_probs()[0].copy())
+        sess.feed([b])
+    assert sess._online.used[2] >= 1 and len(seq) > PROMOTE
+    np.testing.assert_allclose(np.stack(got), _reference_probs(model, train, seq), rtol=2e-5,
+                               atol=1e-12)
+
+
+def test_ngram_session_batch_limit():
+    with pytest.raises(ValueError, match="batch_size"):
+        AdaptiveNGramModel(order=3).fit(b"abc").session(2**13)
 
 
 def test_ngram_pool_grows_past_its_first_allocation():

@@ -21,10 +21,12 @@ desync a decoder (the official code has a slow incremental mode for the same rea
 on a different machine or library version may see different float rounding — the same caveat
 holds for every neural compressor.
 
-Stream format of :func:`compress`, version 2 (version 1 held one Python-coded bitstream per
-chunk; it is refused with a "format version" error)::
+Stream format of :func:`compress`, version 3 (version 1 held one Python-coded bitstream per
+chunk; version 2 had this layout, but the n-gram model then mixed its orders in float32, so its
+blobs would not decode with today's float64 kernels; both are refused with a "format version"
+error)::
 
-    b"LMC" 0x02 | varint raw length | varint chunk size | varint group size
+    b"LMC" 0x03 | varint raw length | varint chunk size | varint group size
     | CRC-32 of the raw bytes (4 bytes) | varint number of chunks
     | per chunk: varint token count | per group: varint stream length | streams
 
@@ -63,7 +65,7 @@ __all__ = [
     "utf8_chunks",
 ]
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 _MAGIC = b"LMC"
 # bits a range decoder may still hold once its input words are used up (its 64-bit state, plus
 # margin): more information than this decoded after exhaustion means the stream is too short
@@ -128,7 +130,8 @@ def encode_token_sequences(model: Any, sequences: Sequence[Sequence[int]], *,
         sess = model.session(len(seqs)) if steps else None
         for t in range(steps):
             active = np.flatnonzero(lengths > t)
-            p = _step_probs(sess)[active]
+            p = _step_probs(sess)
+            p = p if active.size == p.shape[0] else p[active]
             sym = padded[active, t]
             fp = floor_pdf(p)
             enc.encode(fp, sym, floor=False)
@@ -171,7 +174,8 @@ def decode_token_sequences(model: Any, stream: bytes, lengths: Sequence[int], *,
         sess = model.session(int(lengths.size)) if steps else None
         for t in range(steps):
             active = np.flatnonzero(lengths > t)
-            fp = floor_pdf(_step_probs(sess)[active])
+            p = _step_probs(sess)
+            fp = floor_pdf(p if active.size == p.shape[0] else p[active])
             dry = dec.exhausted             # every word read before this step's symbols
             sym = dec.decode(fp, floor=False)
             out[active, t] = sym

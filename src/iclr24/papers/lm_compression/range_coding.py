@@ -38,11 +38,17 @@ def _constriction():
     return constriction
 
 
+_BAD_ROWS = "probs must be finite and non-negative with positive mass per row"
+
+
 def floor_pdf(probs: np.ndarray) -> np.ndarray:
     """The paper's ε-floored, normalised pdf (…, V) (every symbol > 0); float32 stays float32,
     anything else becomes float64.
 
     probs: non-negative, finite, positive mass per row (e.g. ``exp`` of log-probabilities).
+    A (B, V) float64 batch takes one compiled pass per row (the n-gram coder's hot path); other
+    shapes and dtypes the numpy expression. Encoder and decoder hand the same shape and dtype
+    to this function, so both see the same floats.
     """
     p = np.asarray(probs)
     p = p.astype(np.result_type(p.dtype, np.float32), copy=False)
@@ -51,9 +57,16 @@ def floor_pdf(probs: np.ndarray) -> np.ndarray:
     v = p.shape[-1]
     if 2 * v * FLOAT32_EPS >= 1:
         raise ValueError(f"a vocabulary of {v} symbols is too large for the ε-floor")
+    if p.dtype == np.float64 and p.ndim == 2 and v <= 4096:
+        from .numba_kernels import floor_rows
+
+        out, ok = floor_rows(np.ascontiguousarray(p), FLOAT32_EPS)
+        if not ok:
+            raise ValueError(_BAD_ROWS)
+        return out
     s = p.sum(axis=-1, keepdims=True)
     if not np.all(np.isfinite(s)) or np.any(s <= 0) or np.any(p < 0):
-        raise ValueError("probs must be finite and non-negative with positive mass per row")
+        raise ValueError(_BAD_ROWS)
     p = p * ((1.0 - 2.0 * v * FLOAT32_EPS) / s).astype(p.dtype)
     p += p.dtype.type(FLOAT32_EPS)  # pdf ← (1 − 2Vε)·pdf/Σpdf + ε, the official coder's floor
     return p

@@ -1,0 +1,283 @@
+"""Compiled (numba) kernels of the coder's hot path: the n-gram session's Witten–Bell mixture
+for B rows and its online count update (one call each per coding step), and the ε-floor of a
+(B, V) float64 batch (``floor_rows``, used by ``range_coding.floor_pdf``).
+
+Counts are split in two: the trained table (shared, read-only: sorted keys ``order << 56 |
+context`` and dense rows) and each batch row's *online* counts, kept sparse — a hash table maps
+``(row, order, context)`` to a slot, and a slot holds n(c), u(c) and a short linked list of
+(byte, count) entries; a slot whose list reaches ``PROMOTE`` distinct bytes (low orders: the
+order-0 context, frequent order-1 contexts) moves to a dense 256-wide row, so no step walks a
+long, cache-hostile list. The mixture is computed from the lowest order up,
+
+    p_{-1}(b) = 1/256,   p_k(b) = (n_train(c_k, b) + n_online(c_k, b) + u_k p_{k-1}(b)) / (n_k + u_k)
+
+(an unseen context leaves p_{k-1} unchanged), which is the formula of ``ngram``'s docstring;
+``mixture_probs`` evaluates it unrolled, visiting nonzero counts only.
+Memory grows with the online entries (at most ``(order + 1)`` per row and step) and the few
+dense rows, never by copying trained rows. Arrays that fill up are grown by the Python caller (``OnlineCounts``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["OnlineCounts", "floor_rows", "mixture_probs", "update_counts"]
+
+_EMPTY = -1
+PROMOTE = 16
+
+
+@njit(cache=True)
+def _trained_row(keys: np.ndarray, key: np.int64) -> np.int64:
+    """Row of ``key`` in the sorted trained keys, or len(keys) (the all-zero row)."""
+    n = keys.size
+    i = np.searchsorted(keys, key)
+    if i < n and keys[i] == key:
+        return i
+    return n
+
+
+@njit(cache=True)
+def _bucket(key: np.int64, mask: int) -> np.int64:
+    """splitmix64's finaliser: every key bit reaches the low bits the table uses."""
+    x = np.uint64(key)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    x = x ^ (x >> np.uint64(31))
+    return np.int64(x & np.uint64(mask))
+
+
+@njit(cache=True)
+def _find_slot(hkeys: np.ndarray, hslot: np.ndarray, key: np.int64) -> np.int64:
+    mask = hkeys.size - 1
+    h = _bucket(key, mask)  # power-of-two table, linear probing
+    while True:
+        k = hkeys[h]
+        if k == key:
+            return hslot[h]
+        if k == _EMPTY:
+            return -1
+        h = (h + 1) & mask
+
+
+@njit(cache=True)
+def _insert_slot(hkeys: np.ndarray, hslot: np.ndarray, key: np.int64, slot: np.int64) -> None:
+    mask = hkeys.size - 1
+    h = _bucket(key, mask)
+    while hkeys[h] != _EMPTY:
+        h = (h + 1) & mask
+    hkeys[h] = key
+    hslot[h] = slot
+
+
+@njit(cache=True)
+def _online_key(row: int, k: int, orders: int, ctx: np.int64) -> np.int64:
+    return (np.int64(row * orders + k) << 48) | ctx
+
+
+@njit(cache=True)
+def mixture_probs(out: np.ndarray, ctx: np.ndarray, n_orders: int, keys: np.ndarray,
+                  indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, tn: np.ndarray,
+                  tu: np.ndarray, hkeys: np.ndarray, hslot: np.ndarray, sn: np.ndarray,
+                  su: np.ndarray, shead: np.ndarray, sdense: np.ndarray, dense: np.ndarray,
+                  ebyte: np.ndarray, ecount: np.ndarray, enext: np.ndarray, witten_bell: bool,
+                  alpha: float) -> None:
+    """out (B, 256) float64 <- next-byte probabilities of every row; ctx (orders, B).
+
+    The recursion unrolled from p_{-1} = 1/256 (w_k = 1/(n_k + u_k), v_k = u_k/(n_k + u_k), and
+    w_k = 0, v_k = 1 for an unseen context):
+
+        p(b) = (1/256) Π_k v_k + Σ_k w_k Π_{j>k} v_j · (n_train(c_k, b) + n_online(c_k, b))
+
+    so only nonzero counts are visited (trained rows in CSR form, online lists or dense rows).
+    """
+    orders = ctx.shape[0]
+    rows = np.empty(orders, dtype=np.int64)
+    slots = np.empty(orders, dtype=np.int64)
+    w = np.empty(orders)
+    v = np.empty(orders)
+    for b in range(out.shape[0]):
+        for k in range(n_orders):
+            c = ctx[k, b]
+            row = _trained_row(keys, (np.int64(k) << 56) | c)
+            slot = _find_slot(hkeys, hslot, _online_key(b, k, orders, c))
+            n = tn[row]
+            u = tu[row] if witten_bell else alpha
+            if slot >= 0:
+                n += sn[slot]
+                if witten_bell:
+                    u += su[slot]
+            rows[k] = row
+            slots[k] = slot
+            if n > 0:
+                w[k] = 1.0 / (n + u)
+                v[k] = u * w[k]
+            else:  # an unseen context leaves p_{k-1} unchanged
+                w[k] = 0.0
+                v[k] = 1.0
+        after = 1.0  # Π_{j>k} v_j, walking k downwards
+        for k in range(n_orders - 1, -1, -1):
+            coef = w[k] * after
+            after *= v[k]
+            w[k] = coef
+        base = after / 256.0
+        for j in range(256):
+            out[b, j] = base
+        for k in range(n_orders):
+            coef = w[k]
+            if coef == 0.0:
+                continue
+            row = rows[k]
+            for i in range(indptr[row], indptr[row + 1]):
+                out[b, indices[i]] += coef * values[i]
+            slot = slots[k]
+            if slot < 0:
+                continue
+            d = sdense[slot]
+            if d >= 0:
+                for j in range(256):
+                    out[b, j] += coef * dense[d, j]
+            else:
+                e = shead[slot]
+                while e >= 0:
+                    out[b, ebyte[e]] += coef * ecount[e]
+                    e = enext[e]
+
+
+@njit(cache=True)
+def update_counts(tokens: np.ndarray, ctx: np.ndarray, n_orders: int, keys: np.ndarray,
+                  counts: np.ndarray, hkeys: np.ndarray, hslot: np.ndarray, sn: np.ndarray,
+                  su: np.ndarray, shead: np.ndarray, slen: np.ndarray, sdense: np.ndarray,
+                  dense: np.ndarray, ebyte: np.ndarray, ecount: np.ndarray, enext: np.ndarray,
+                  used: np.ndarray) -> None:
+    """Count ``tokens`` (B,) after each row's current contexts of orders < n_orders.
+
+    used = [slots, entries, dense rows used]; the caller guarantees room for orders·B more of
+    each.
+    """
+    orders = ctx.shape[0]
+    for b in range(tokens.size):
+        sym = tokens[b]
+        for k in range(n_orders):
+            c = ctx[k, b]
+            okey = _online_key(b, k, orders, c)
+            slot = _find_slot(hkeys, hslot, okey)
+            if slot < 0:
+                slot = used[0]
+                used[0] += 1
+                sn[slot] = 0.0
+                su[slot] = 0.0
+                shead[slot] = -1
+                slen[slot] = 0
+                sdense[slot] = -1
+                _insert_slot(hkeys, hslot, okey, slot)
+            d = sdense[slot]
+            if d >= 0:
+                if dense[d, sym] == 0 and counts[_trained_row(keys, (np.int64(k) << 56) | c),
+                                                 sym] == 0:
+                    su[slot] += 1.0
+                dense[d, sym] += 1.0
+                sn[slot] += 1.0
+                continue
+            e = shead[slot]
+            while e >= 0 and ebyte[e] != sym:
+                e = enext[e]
+            if e < 0:
+                e = used[1]
+                used[1] += 1
+                ebyte[e] = sym
+                ecount[e] = 0.0
+                enext[e] = shead[slot]
+                shead[slot] = e
+                slen[slot] += 1
+                row = _trained_row(keys, (np.int64(k) << 56) | c)
+                if counts[row, sym] == 0:
+                    su[slot] += 1.0  # a byte never seen after this context: u(c) += 1
+            ecount[e] += 1.0  # n(c, b) += 1
+            sn[slot] += 1.0   # n(c) += 1
+            if slen[slot] >= PROMOTE:  # move the list to a dense row
+                d = used[2]
+                used[2] += 1
+                dense[d, :] = 0.0
+                e = shead[slot]
+                while e >= 0:
+                    dense[d, ebyte[e]] = ecount[e]
+                    e = enext[e]
+                sdense[slot] = d
+
+
+@njit(cache=True)
+def floor_rows(p: np.ndarray, eps: float) -> tuple[np.ndarray, bool]:
+    """(B, V) float64 -> its ε-floored rows (1 − 2Vε)·p/Σp + ε, and False if a row is not
+    finite and non-negative with positive mass (the caller raises)."""
+    out = np.empty_like(p)
+    v = p.shape[1]
+    for b in range(p.shape[0]):
+        s = 0.0
+        for j in range(v):
+            x = p[b, j]
+            if not (x >= 0.0) or x == np.inf:
+                return out, False
+            s += x
+        if not (s > 0.0) or s == np.inf:
+            return out, False
+        scale = (1.0 - 2.0 * v * eps) / s
+        for j in range(v):
+            out[b, j] = p[b, j] * scale + eps  # pdf ← (1 − 2Vε)·pdf/Σpdf + ε
+    return out, True
+
+
+@njit(cache=True)
+def _rehash(hkeys: np.ndarray, hslot: np.ndarray, new_keys: np.ndarray,
+            new_slots: np.ndarray) -> None:
+    for i in range(hkeys.size):
+        if hkeys[i] != _EMPTY:
+            _insert_slot(new_keys, new_slots, hkeys[i], hslot[i])
+
+
+class OnlineCounts:
+    """The sparse online counts of a session's B rows (arrays the kernels read and write)."""
+
+    def __init__(self, capacity: int = 4096) -> None:
+        cap = 1 << max(int(capacity) - 1, 63).bit_length()  # a power of two, >= 64
+        self.sn = np.zeros(cap)
+        self.su = np.zeros(cap)
+        self.shead = np.full(cap, -1, dtype=np.int64)
+        self.slen = np.zeros(cap, dtype=np.int64)
+        self.sdense = np.full(cap, -1, dtype=np.int64)
+        self.dense = np.zeros((64, 256))
+        self.ebyte = np.zeros(cap, dtype=np.int64)
+        self.ecount = np.zeros(cap)
+        self.enext = np.full(cap, -1, dtype=np.int64)
+        self.hkeys = np.full(4 * cap, _EMPTY, dtype=np.int64)   # load factor <= 1/4, 2^m buckets
+        self.hslot = np.zeros(4 * cap, dtype=np.int64)
+        self.used = np.zeros(3, dtype=np.int64)                 # slots, entries, dense rows
+
+    def reserve(self, more: int) -> None:
+        """Make room for ``more`` new slots, entries and dense rows (amortised doubling)."""
+        need_s = int(self.used[0]) + more
+        if need_s > self.sn.size:
+            cap = 1 << (need_s - 1).bit_length()  # powers of two: the hash mask needs it
+            for name in ("sn", "su", "shead", "slen", "sdense"):
+                old = getattr(self, name)
+                arr = np.full(cap, -1 if name in ("shead", "sdense") else 0, dtype=old.dtype)
+                arr[:old.size] = old
+                setattr(self, name, arr)
+            new_keys = np.full(4 * cap, _EMPTY, dtype=np.int64)
+            new_slots = np.zeros(4 * cap, dtype=np.int64)
+            _rehash(self.hkeys, self.hslot, new_keys, new_slots)
+            self.hkeys, self.hslot = new_keys, new_slots
+        need_e = int(self.used[1]) + more
+        if need_e > self.ebyte.size:
+            cap = max(need_e, 2 * self.ebyte.size)
+            for name, fill in (("ebyte", 0), ("ecount", 0), ("enext", -1)):
+                old = getattr(self, name)
+                arr = np.full(cap, fill, dtype=old.dtype)
+                arr[:old.size] = old
+                setattr(self, name, arr)
+        need_d = int(self.used[2]) + more
+        if need_d > self.dense.shape[0]:
+            grown = np.zeros((max(need_d, 2 * self.dense.shape[0]), 256))
+            grown[:self.dense.shape[0]] = self.dense
+            self.dense = grown
