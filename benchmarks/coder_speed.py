@@ -14,7 +14,8 @@ Three measurements, each printed with the ratio it is judged by:
    decompress KB/s (CPU time of this process, single-threaded numpy), the rate, and gzip -9's
    speed and rate on the same bytes.
 3. SmolLM2-135M (``--smollm2``): tokens/s coding B chunks in lockstep through one KV-cached
-   session (B = 1, 8, 16), encode and decode, on one torch thread.
+   session (B = 1, 8, 16), encode and decode, on 1 and on 2 torch threads (``--threads``; the
+   decoder uses the encoder's thread count, so both see the same floats).
 
 CPU time (``time.process_time``) is reported because the machine is shared; wall time is
 printed beside it. No timed assertions: this is a script, not a test.
@@ -80,22 +81,24 @@ def ngram_file(model, path: Path, limit: int | None) -> None:
           f"{kb / gunz_cpu:9.0f} KB/s | gunzip is {dec_cpu / gunz_cpu:.0f}x faster")
 
 
-def smollm2(n_bytes: int, batches: list[int]) -> None:
+def smollm2(n_bytes: int, batches: list[int], threads: list[int]) -> None:
     from iclr24.kits.language_models import load_smollm2, pydoc_topics_corpus
     from iclr24.papers.lm_compression import code_chunks, utf8_chunks
 
     lm, load_cpu, load_wall = _clock(load_smollm2)
     print(f"[SmolLM2] loaded in {load_cpu:.1f} s CPU ({load_wall:.1f} s wall)")
     text = pydoc_topics_corpus().heldout
-    for b in batches:
-        pieces = utf8_chunks(text[20_000:20_000 + n_bytes], max(4, n_bytes // b))[:b]
-        res, cpu, _wall = _clock(lambda pieces=pieces, b=b: code_chunks(pieces, lm,
-                                                                        group_size=b))
-        assert res.roundtrip_ok
-        print(f"    B={b:2d}: {res.n_tokens} tokens in {len(pieces)} chunks, rate {res.rate:.3f}; "
-              f"encode {res.n_tokens / res.encode_seconds:6.1f} tok/s, decode "
-              f"{res.n_tokens / res.decode_seconds:6.1f} tok/s (wall); both "
-              f"{2 * res.n_tokens / cpu:6.1f} tok/s CPU")
+    for th in threads:
+        for b in batches:
+            pieces = utf8_chunks(text[20_000:20_000 + n_bytes], max(4, n_bytes // b))[:b]
+            res, cpu, wall = _clock(lambda pieces=pieces, b=b, th=th: code_chunks(
+                pieces, lm, group_size=b, separate=False, threads=th))
+            assert res.roundtrip_ok
+            print(f"    {th} thread(s), B={b:2d}: {res.n_tokens} tokens in {len(pieces)} chunks, "
+                  f"rate {res.rate:.3f}; encode {res.n_tokens / res.encode_seconds:6.1f} tok/s, "
+                  f"decode {res.n_tokens / res.decode_seconds:6.1f} tok/s (wall); encode+decode "
+                  f"{2 * res.n_tokens / wall:6.1f} tok/s wall, {2 * res.n_tokens / cpu:6.1f} "
+                  f"tok/s of CPU time")
 
 
 def main() -> None:
@@ -103,6 +106,8 @@ def main() -> None:
     ap.add_argument("--smollm2", action="store_true", help="also time SmolLM2 (slow)")
     ap.add_argument("--limit", type=int, default=None, help="bytes of each file to code")
     ap.add_argument("--smollm2-bytes", type=int, default=2048)
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2],
+                    help="torch threads for SmolLM2 (2 = both cores of the reference machine)")
     args = ap.parse_args()
 
     from iclr24.kits.language_models import pydoc_topics_corpus
@@ -115,7 +120,7 @@ def main() -> None:
         if path.is_file():
             ngram_file(model, path, args.limit)
     if args.smollm2:
-        smollm2(args.smollm2_bytes, [1, 8, 16])
+        smollm2(args.smollm2_bytes, [1, 8, 16], args.threads)
 
 
 if __name__ == "__main__":

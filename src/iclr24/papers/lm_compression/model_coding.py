@@ -445,11 +445,12 @@ class ModelCodingResult:
 
 
 def code_chunks(chunks: Sequence[bytes], model: Any, *, verify: bool = True,
-                group_size: int | None = None, separate: bool = True,
+                group_size: int | None = None, separate: bool = True, threads: int = 1,
                 progress: Callable[[float, str], None] | None = None) -> ModelCodingResult:
     """Range-code every chunk independently (in lockstep groups of ``group_size`` sharing one
     stream), measure the real and the ideal rate, and with ``verify`` decode every chunk and
     check it. ``separate``: also measure one-stream-per-chunk sizes (``separate_rate``).
+    threads: torch threads of the model, the same for encoder and decoder.
     """
     _check_model(model)
     chunks = [bytes(c) for c in chunks]
@@ -471,14 +472,14 @@ def code_chunks(chunks: Sequence[bytes], model: Any, *, verify: bool = True,
         seqs = [tokens[i] for i in group]
         t0 = time.perf_counter()
         bits: list[float] = []
-        stream = encode_token_sequences(model, seqs, ideal_bits=bits,
+        stream = encode_token_sequences(model, seqs, ideal_bits=bits, threads=threads,
                                         separate_bytes=alone if separate else None)
         enc_s += time.perf_counter() - t0
         ideal_bits += sum(bits)
         compressed += len(stream)
         if verify:
             t0 = time.perf_counter()
-            back = decode_token_sequences(model, stream, [len(s) for s in seqs])
+            back = decode_token_sequences(model, stream, [len(s) for s in seqs], threads=threads)
             dec_s += time.perf_counter() - t0
             ok = ok and all(model.tokenizer.decode(b) == chunks[i] for b, i in zip(back, group))
         if progress is not None:
