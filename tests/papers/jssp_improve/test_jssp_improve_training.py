@@ -59,7 +59,13 @@ def test_improve_keeps_the_best(one_torch_thread):
         assert c <= dispatch(x).makespan() and sched.makespan() == c
     _s0, c0 = improve(insts[0], pol, 0)
     assert c0 == dispatch(insts[0]).makespan()
-    assert pol.training  # mode restored
+    assert pol.training  # the caller's policy is untouched ...
+    before = {k: v.clone() for k, v in pol.state_dict().items()}
+    improve(insts, pol, 5, batch_norm_stats="batch")
+    improve(insts, pol, 5, batch_norm_stats="running")
+    assert all(torch.equal(before[k], v) for k, v in pol.state_dict().items())  # ... buffers too
+    with pytest.raises(ValueError, match="batch_norm_stats"):
+        improve(insts[0], pol, 1, batch_norm_stats="eval")
     with pytest.raises(ValueError, match="steps"):
         improve(insts[0], pol, -1)
     with pytest.raises(TypeError, match="L2SPolicy"):

@@ -15,6 +15,7 @@ smaller network on 6x6 for a few hundred updates and say so.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -120,28 +121,35 @@ def train_n_step_reinforce(policy: L2SPolicy, config: ReinforceConfig = Reinforc
 
 def improve(instances: JSSPInstance | Sequence[JSSPInstance], policy: L2SPolicy,
             steps: int = 500, greedy: bool = False, *, init_rule: str = "fdd_mwkr",
-            seed: int = 0):
+            seed: int = 0, batch_norm_stats: str = "batch"):
     """Run the policy for ``steps`` N5 moves from the ``init_rule`` schedule (sampling, or arg-max
-    with ``greedy``; the policy in eval mode, BatchNorm on its running statistics). Returns
-    (best_schedule, best_makespan), or a list of them for a sequence (rolled out as one batch)."""
+    with ``greedy``), without gradients. ``batch_norm_stats="batch"`` normalises GIN's BatchNorm
+    with the statistics of the current batch of states, as the official test script does (it
+    never calls ``eval()``), which carries a policy trained on small instances over to larger
+    ones; ``"running"`` uses the running statistics gathered in training (eval mode). Dropout is
+    off either way and ``policy`` itself is left unchanged. Returns (best_schedule,
+    best_makespan), or a list of them for a sequence (rolled out as one batch)."""
     if not isinstance(policy, L2SPolicy):
         raise TypeError(f"policy must be an L2SPolicy, got {type(policy).__name__}")
     single = isinstance(instances, JSSPInstance)
     insts = [instances] if single else instances
     if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool) or steps < 0:
         raise ValueError(f"steps must be a non-negative int, got {steps!r}")
+    if batch_norm_stats not in ("batch", "running"):
+        raise ValueError(f"batch_norm_stats must be 'batch' or 'running', got "
+                         f"{batch_norm_stats!r}")
     env = ImprovementEnv(insts, init_rule, int(steps))
     batch, moves = env.reset()
     gen = torch.Generator().manual_seed(seed)
-    was_training = policy.training
-    policy.eval()
-    try:
-        with torch.no_grad():
-            while not env.finished:
-                actions, _ = policy.act(batch, moves, generator=gen, greedy=greedy)
-                env.step(actions)
-                batch, moves = env.batch, env.moves
-    finally:
-        policy.train(was_training)
+    roll = copy.deepcopy(policy).eval()  # a copy: batch statistics must not touch the buffers
+    if batch_norm_stats == "batch":
+        for mod in roll.modules():
+            if isinstance(mod, torch.nn.BatchNorm1d):
+                mod.train()
+    with torch.no_grad():
+        while not env.finished:
+            actions, _ = roll.act(batch, moves, generator=gen, greedy=greedy)
+            env.step(actions)
+            batch, moves = env.batch, env.moves
     out = list(zip(env.best_schedules, env.incumbent.tolist()))
     return out[0] if single else out
