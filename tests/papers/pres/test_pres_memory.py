@@ -135,3 +135,32 @@ def test_other_bad_arguments():
                           torch.zeros(1, MSG))
     with pytest.raises(TypeError, match="n_id must be a LongTensor"):
         pres(torch.tensor([0.0]))
+
+
+def test_official_placement_fuses_only_what_forward_returns(stream, one_torch_thread):
+    """store_fused=False: the stored memory stays TGNMemory's own (bit for bit, any gamma),
+    while forward returns the fusion, in training from the pending update and in eval from the
+    memory before each node's latest update."""
+    gamma = 0.6
+    plain = _tgn()
+    pres = PRESMemory(copy.deepcopy(plain), gamma=gamma, store_fused=False)
+    with torch.no_grad():
+        _feed(plain, stream[:200], read=False), _feed(pres, stream[:200], read=False)
+        assert torch.equal(plain.memory, pres.base.memory)
+        assert pres.stats.count.sum() > 0
+        n_id = torch.cat([stream.src[200:240], stream.dst[200:240]]).unique()
+        prev = pres.base.memory[n_id].clone()
+        s_til = plain(n_id)[0]
+        use = (pending_messages(pres.base, n_id) & (pres.stats.count[n_id] > 0))[:, None]
+        expected = torch.where(use, gamma * (prev + pres.stats.mean[n_id]) + (1 - gamma) * s_til,
+                               s_til)
+        torch.testing.assert_close(pres(n_id)[0], expected)
+        plain.eval(), pres.eval()
+        assert torch.equal(plain.memory, pres.base.memory)
+        everyone = torch.arange(pres.num_nodes)
+        has = (pres.stats.count > 0)[:, None]
+        expected = torch.where(has, gamma * (pres.prev_memory + pres.stats.mean)
+                               + (1 - gamma) * plain.memory, plain.memory)
+        torch.testing.assert_close(pres(everyone)[0], expected)
+        pres.reset_state()
+        assert pres.prev_memory.abs().sum() == 0

@@ -34,7 +34,8 @@ What is out of reach or differs.
 - Small models on CPU (memory dim 16-32 instead of 172) and few epochs.
 - Where this differs from the official code (see the module docstrings): the transition
   statistics' count is never incremented there; the coherence term is detached there; the fused
-  memory there feeds only the current batch's embeddings, here it is the stored state.
+  memory there feeds only the current batch's embeddings, here it is the stored state by default
+  (``store_fused=False`` keeps the official placement).
 
 Usage::
 

@@ -29,8 +29,11 @@ recorded change yet takes the standard update (no prediction exists for it).
 Differences from the official code (jwsu825/MDGNN_BS, ``model/mdgnn.py``): there the fused memory
 feeds only the embeddings of the current batch while the stored memory keeps the plain GRU update,
 and the fusion is applied to every node each batch with a globally min-max rescaled increment;
-here the fused state is what the memory stores (the prediction-correction iterates), with exact
-per-node statistics. The learnable gamma is gamma = sigmoid(theta) (kept in [0, 1]) initialised
+here, by default, the fused state is what the memory stores (the prediction-correction iterates),
+with exact per-node statistics. ``store_fused=False`` keeps the official placement: the stored
+memory is TGNMemory's own, the fused memory is only what ``forward`` returns (in eval mode from
+the memory before each node's latest update, kept in the buffer ``prev_memory``), and the
+statistics record the fused change. The learnable gamma is gamma = sigmoid(theta) (kept in [0, 1]) initialised
 at the given gamma; the official code learns an unconstrained scalar initialised at 0.
 """
 
@@ -61,12 +64,15 @@ class PRESMemory(nn.Module):
         memory: a ``torch_geometric.nn.models.TGNMemory``.
         gamma: weight of the prediction in [0, 1]; 0 reproduces the wrapped memory exactly.
         learnable_gamma: learn gamma = sigmoid(theta) (then gamma must be in (0, 1)).
+        store_fused: write the fused state into the memory (default); False fuses only what
+            ``forward`` returns, as the official code does.
 
     ``forward(n_id) -> (memory (K, d), last_update (K,))``, ``update_state``, ``reset_state``
     and ``detach`` behave as TGNMemory's. ``stats`` holds the transition statistics (buffers).
     """
 
-    def __init__(self, memory: nn.Module, gamma: float = 0.9, learnable_gamma: bool = False) -> None:
+    def __init__(self, memory: nn.Module, gamma: float = 0.9, learnable_gamma: bool = False,
+                 *, store_fused: bool = True) -> None:
         super().__init__()
         from torch_geometric.nn.models import TGNMemory
 
@@ -77,6 +83,8 @@ class PRESMemory(nn.Module):
             raise ValueError(f"gamma must be a number in [0, 1], got {gamma!r}")
         if not isinstance(learnable_gamma, bool):
             raise TypeError(f"learnable_gamma must be a bool, got {learnable_gamma!r}")
+        if not isinstance(store_fused, bool):
+            raise TypeError(f"store_fused must be a bool, got {store_fused!r}")
         gamma = float(gamma)
         if learnable_gamma and gamma in (0.0, 1.0):
             raise ValueError("a learnable gamma = sigmoid(theta) needs an initial gamma in (0, 1), "
@@ -85,6 +93,9 @@ class PRESMemory(nn.Module):
         self.stats = MemoryTransitionStats(memory.num_nodes, memory.memory_dim,
                                            dtype=memory.memory.dtype)
         self.learnable_gamma = learnable_gamma
+        self.store_fused = store_fused
+        if not store_fused:
+            self.register_buffer("prev_memory", torch.zeros_like(memory.memory))
         if learnable_gamma:
             self.gamma_logit = nn.Parameter(torch.tensor([math.log(gamma / (1.0 - gamma))],
                                                          dtype=memory.memory.dtype))
@@ -134,16 +145,24 @@ class PRESMemory(nn.Module):
         return torch.where(have_history[:, None], fused, updated)
 
     def _correct_stored(self, n_id: Tensor, prev: Tensor, mask: Tensor) -> None:
-        """Fuse the states TGNMemory just wrote for n_id and record the observed changes."""
+        """Fuse the states TGNMemory just wrote for n_id (store them, or with store_fused=False
+        remember the previous states) and record the observed changes."""
         fused = self.fuse(n_id, prev, self.base.memory[n_id], mask)
-        self.base.memory[n_id] = fused
+        if self.store_fused:
+            self.base.memory[n_id] = fused
+        else:
+            self.prev_memory[n_id[mask]] = prev[mask]
         self.stats.update(n_id[mask], (fused.detach() - prev)[mask])  # delta = s - s_prev
 
     def forward(self, n_id: Tensor) -> tuple[Tensor, Tensor]:
         """Memory (K, d) and last update times (K,) of nodes n_id (K,), corrected by PRES."""
         self._check_ids(n_id, "n_id")
         if not self.training:
-            return self.base(n_id)
+            memory, last_update = self.base(n_id)
+            if self.store_fused:
+                return memory, last_update
+            everyone = torch.ones(n_id.numel(), dtype=torch.bool, device=n_id.device)
+            return self.fuse(n_id, self.prev_memory[n_id], memory, everyone), last_update
         prev = self.base.memory[n_id].detach()
         mask = self.pending(n_id)
         updated, last_update = self.base(n_id)
@@ -177,6 +196,8 @@ class PRESMemory(nn.Module):
     def reset_state(self, *, statistics: bool = True) -> None:
         """Zero the memory (and, by default, the transition statistics)."""
         self.base.reset_state()
+        if not self.store_fused:
+            self.prev_memory.zero_()
         if statistics:
             self.stats.reset_state()
 

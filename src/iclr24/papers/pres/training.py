@@ -132,7 +132,7 @@ def _check_int(value: object, name: str, minimum: int = 1) -> int:
 def train_tgn(data, batch_size: int = 200, epochs: int = 10, use_pres: bool = False,
               beta: float = 0.1, *, gamma: float = 0.9, learnable_gamma: bool = False,
               coherence: str = "cosine", detach_coherence: bool = False,
-              config: TGNConfig | None = None, seed: int = 0,
+              store_fused: bool = True, config: TGNConfig | None = None, seed: int = 0,
               progress: Callable[[float, str], None] | None = None) -> TGNTrainResult:
     """Train TGN (optionally with PRES) on the first 70% of ``data`` with temporal batches.
 
@@ -145,6 +145,8 @@ def train_tgn(data, batch_size: int = 200, epochs: int = 10, use_pres: bool = Fa
         gamma, learnable_gamma: PRESMemory's fusion weight.
         coherence: "cosine" or "inner" (see :func:`coherence_loss`).
         detach_coherence: detach the coherence term as the official code does (no gradient).
+        store_fused: PRESMemory stores the fused memory (default) or, False, fuses only the
+            memory the embeddings read (the official code's placement).
         config: model sizes and optimiser settings (default :class:`TGNConfig`()).
         seed: seeds the initialisation, dropout and the training negatives.
         progress: optional ``progress(fraction, message)`` callback.
@@ -175,7 +177,8 @@ def train_tgn(data, batch_size: int = 200, epochs: int = 10, use_pres: bool = Fa
 
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        pres = {"gamma": gamma, "learnable_gamma": learnable_gamma} if use_pres else None
+        pres = {"gamma": gamma, "learnable_gamma": learnable_gamma,
+                "store_fused": store_fused} if use_pres else None
         model = TGNLinkModel(num_nodes, data.msg.size(-1), config, pres=pres).to(device)
         optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
         negatives = torch.Generator().manual_seed(seed)
