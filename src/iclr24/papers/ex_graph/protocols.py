@@ -287,13 +287,20 @@ def ethereum_link_prediction(data, model: str = "gcn", use_x: bool = True, runs:
                              weight_decay: float = 0.0, hidden: int = 128,
                              train_decoder: bool = True, dagnn_k: int = 10, seed: int = 0,
                              fractions: Sequence[float] = (0.85, 0.05, 0.10),
-                             max_train_pos: int | None = None,
+                             max_train_pos: int | None = None, decoder: str = "linear",
                              deepwalk_options: dict | None = None) -> BenchmarkResult:
     """Task 1 (module docstring). model in ``LINK_MODELS``; returns test AP/AUC/F1/precision/
-    recall per run (threshold: logit 0, i.e. probability 0.5)."""
+    recall per run (threshold: logit 0, i.e. probability 0.5).
+
+    ``decoder="linear"`` is the official Linear(256, 1) on [z_u ‖ z_v]: its score is a sum
+    f(z_u) + g(z_v) of per-node terms, so it can rank pairs by how active their ends are but
+    cannot tell whether u and v belong together (e.g. share a community); ``decoder="mlp"``
+    (256 → 128 → 1, the official matching decoder) can."""
     _check_hetero(data)
     if model not in LINK_MODELS:
         raise ValueError(f"model must be one of {LINK_MODELS}; got {model!r}")
+    if decoder not in ("linear", "mlp"):
+        raise ValueError(f"decoder must be 'linear' or 'mlp'; got {decoder!r}")
     _check_runs(runs)
     _check_epochs(epochs, patience)
     split = split_transfers(data, fractions=fractions, seed=seed, max_train_pos=max_train_pos)
@@ -311,7 +318,7 @@ def ethereum_link_prediction(data, model: str = "gcn", use_x: bool = True, runs:
             continue
         with _seeded(run_seed):
             enc = GraphEncoder(model, x.shape[1], hidden, hidden, dagnn_k=dagnn_k, cached=True)
-            dec = EdgeDecoder("linear", hidden)
+            dec = EdgeDecoder(decoder, hidden)
             graph = message_graph(model, split.message_edges, n)
             results.append(fit_link_predictor(
                 enc, dec, lambda enc=enc, graph=graph: enc(x, graph), pairs, epochs=epochs,
