@@ -71,6 +71,17 @@ def test_node_embeddings_and_gine(one_torch_thread):
     assert torch.allclose(z[1], z[4], atol=1e-5)
 
 
+def test_layer_norm_option_is_batch_independent(one_torch_thread):
+    torch.manual_seed(0)
+    net = DSGNN(1, 8, 2, out_dim=2, norm="layer").train()
+    assert not any(isinstance(m, torch.nn.BatchNorm1d) for m in net.modules())
+    graphs = [_from_nx(nx.cycle_graph(5)), _from_nx(nx.path_graph(6))]
+    roots = torch.tensor([[0], [2]])
+    together = net(node_marked_bag(Batch.from_data_list(graphs), roots))
+    alone = net(node_marked_bag(graphs[0], roots[:1]))
+    assert torch.allclose(together[:1], alone, atol=1e-5)
+
+
 def test_errors():
     with pytest.raises(ValueError, match="conv"):
         DSGNN(1, conv="gcn")
@@ -78,6 +89,8 @@ def test_errors():
         DSGNN(1, conv="gine")
     with pytest.raises(ValueError, match="readout"):
         DSGNN(1, readout="max")
+    with pytest.raises(ValueError, match="norm"):
+        DSGNN(1, norm="group")
     with pytest.raises(ValueError, match="hidden"):
         DSGNN(1, hidden=0)
     with pytest.raises(ValueError, match="in_dim"):

@@ -55,8 +55,8 @@ from .selection import FullBag, PolicyLearn, RandomPolicy, straight_through_gumb
 
 __all__ = [
     "ARMS",
-    "CSLSelectionConfig",
     "DSGNN",
+    "CSLSelectionConfig",
     "FullBag",
     "PolicyLearn",
     "RandomPolicy",

@@ -30,6 +30,7 @@ __all__ = ["DSGNN"]
 
 _CONVS = ("gin", "gine")
 _READOUTS = ("mean", "sum")
+_NORMS = ("batch", "layer")
 
 
 def _positive_int(value: Any, name: str) -> int:
@@ -52,14 +53,15 @@ class DSGNN(nn.Module):
         edge_dim: width of ``edge_attr`` for ``"gine"``.
         readout: node pooling per subgraph, ``"mean"`` (official) or ``"sum"``.
         residual: add each layer's input to its output.
+        norm: ``"batch"`` (official default) or ``"layer"`` (the official ``layernorm`` option).
         track_running_stats: BatchNorm running statistics (False in the selection network).
         dropout: dropout after each layer.
     """
 
     def __init__(self, in_dim: int, hidden: int = 64, num_layers: int = 6,
                  out_dim: int | None = None, *, conv: str = "gin", edge_dim: int | None = None,
-                 readout: str = "mean", residual: bool = True, track_running_stats: bool = True,
-                 dropout: float = 0.0) -> None:
+                 readout: str = "mean", residual: bool = True, norm: str = "batch",
+                 track_running_stats: bool = True, dropout: float = 0.0) -> None:
         super().__init__()
         from torch_geometric.nn import GINConv, GINEConv
 
@@ -74,6 +76,8 @@ class DSGNN(nn.Module):
             _positive_int(edge_dim, "edge_dim (required by conv='gine')")
         if readout not in _READOUTS:
             raise ValueError(f"readout must be one of {_READOUTS}, got {readout!r}")
+        if norm not in _NORMS:
+            raise ValueError(f"norm must be one of {_NORMS}, got {norm!r}")
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
         self.out_dim, self.conv, self.readout = out_dim, conv, readout
@@ -83,17 +87,20 @@ class DSGNN(nn.Module):
         self.input = nn.Linear(width, hidden) if residual else None
         if residual:
             width = hidden
+        def normalization() -> nn.Module:
+            return (nn.BatchNorm1d(hidden, track_running_stats=track_running_stats)
+                    if norm == "batch" else nn.LayerNorm(hidden))
+
         self.convs = nn.ModuleList()
         self.norms = nn.ModuleList()
         for layer in range(num_layers):
             d_in = width if layer == 0 else hidden
-            mlp = nn.Sequential(nn.Linear(d_in, hidden),
-                                nn.BatchNorm1d(hidden, track_running_stats=track_running_stats),
-                                nn.ReLU(), nn.Linear(hidden, hidden))
+            mlp = nn.Sequential(nn.Linear(d_in, hidden), normalization(), nn.ReLU(),
+                                nn.Linear(hidden, hidden))
             # GIN: h_v' = MLP((1 + eps) h_v + sum_{u in N(v)} h_u)  (GINE adds ReLU(h_u + W e_uv))
             self.convs.append(GINConv(mlp, train_eps=True) if conv == "gin"
                               else GINEConv(mlp, train_eps=True, edge_dim=edge_dim))
-            self.norms.append(nn.BatchNorm1d(hidden, track_running_stats=track_running_stats))
+            self.norms.append(normalization())
         self.head = (nn.Sequential(nn.Linear(hidden, 2 * hidden), nn.ReLU(),
                                    nn.Linear(2 * hidden, out_dim))
                      if out_dim is not None else None)
