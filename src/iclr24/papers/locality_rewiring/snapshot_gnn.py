@@ -1,6 +1,7 @@
 """The GNN over LASER's snapshots (paper Sec. 4): each snapshot is its own relation.
 
-``mode="relational"`` (default) is the paper's Section 4 update, every layer a sum of one
+``mode="relational"`` (default) is the relational update the paper describes in Section 4
+(snapshots as relation types of a multi-relational MPNN), every layer a sum of one
 convolution per snapshot with its own weights,
 
     h^{t+1} = ReLU( BN( sum_{l=0}^{L} Conv_l^{(t)}(h^t, E_l) ) ),
