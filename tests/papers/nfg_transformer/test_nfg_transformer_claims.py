@@ -1,0 +1,64 @@
+"""Smoke runs of the claims and their negative controls (null methods must not give holds)."""
+
+import torch
+
+from iclr24.claims import Estimate, Scale
+from iclr24.papers.nfg_transformer import (NfgNashSolver, TrainConfig, l2_invariant_games,
+                                           nash_conv, train_nash_solver)
+from iclr24.papers.nfg_transformer.claims import equivariance, nash_solving, payoff_inpainting
+
+
+def test_smoke_claims_run_and_give_valid_verdicts(check_smoke_claim, one_torch_thread):
+    m = check_smoke_claim(nash_solving, ["nfgt_over_uniform", "nfgt_minus_mlp",
+                                         "nashpy_nashconv_max", "nfgt_nashconv_sum",
+                                         "replicator_nashconv_max", "mlp_nashconv_max"])
+    assert m.metrics["nashpy_nashconv_max"] < 1e-6  # the ground truth validates the loss code
+    m = check_smoke_claim(equivariance, ["nfgt_max_err", "mlp_max_err"])
+    assert equivariance.verdict(m.metrics, Scale.SMOKE) == "holds"
+    check_smoke_claim(payoff_inpainting, ["nfgt_inpaint_mse", "elo_inpaint_mse",
+                                          "melo2_inpaint_mse", "mean_inpaint_mse"])
+
+
+def _est(values):
+    return Estimate.mean_of(values)
+
+
+def test_nash_solving_rule_rejects_uniform_and_mlp_as_the_method():
+    base = {"nashpy_nashconv_max": 1e-12, "nfgt_minus_replicator": 0.0}
+    uniform_as_method = {**base, "nfgt_over_uniform": _est([1.0, 1.0 + 1e-3, 1.0 - 1e-3]),
+                         "nfgt_minus_mlp": _est([-0.1, -0.12, -0.08])}
+    mlp_as_method = {**base, "nfgt_over_uniform": _est([0.2, 0.21, 0.19]),
+                     "nfgt_minus_mlp": _est([0.0, 1e-3, -1e-3])}
+    broken_loss = {**base, "nfgt_over_uniform": _est([0.2, 0.21, 0.19]),
+                   "nfgt_minus_mlp": _est([-0.1, -0.12, -0.08]), "nashpy_nashconv_max": 0.3}
+    for metrics in (uniform_as_method, mlp_as_method, broken_loss):
+        assert nash_solving.verdict(metrics, Scale.SMALL) != "holds"
+    assert nash_solving.verdict({**base, "nfgt_over_uniform": 1.0, "nfgt_minus_mlp": 0.0},
+                                Scale.SMOKE) == "fails"
+
+
+def test_equivariance_rule_rejects_the_mlp_as_method():
+    assert equivariance.verdict({"nfgt_max_err": 0.2, "mlp_max_err": 0.2}, Scale.SMOKE) == "fails"
+
+
+def test_inpainting_rule_rejects_elo_and_mean_as_the_method():
+    elo_as_method = {"nfgt_minus_elo": _est([0.0, 1e-3, -1e-3]),
+                     "nfgt_minus_melo": _est([-0.01, -0.02, -0.015])}
+    assert payoff_inpainting.verdict(elo_as_method, Scale.SMALL) != "holds"
+    assert payoff_inpainting.verdict({"nfgt_inpaint_mse": 0.13, "mean_inpaint_mse": 0.13},
+                                     Scale.SMOKE) == "fails"
+
+
+def test_training_lowers_nash_conv_on_held_out_games(one_torch_thread):
+    torch.manual_seed(0)
+    model = NfgNashSolver(d_model=16, n_blocks=1, n_heads=4, qkv_dim=16, n_action_self_attn=1)
+    test = l2_invariant_games(64, (3, 3), torch.Generator().manual_seed(99))
+
+    def held_out() -> float:
+        with torch.no_grad():
+            return float(nash_conv(test, [lg.softmax(-1) for lg in model(test)]).mean())
+
+    before = held_out()
+    train_nash_solver(model, (3, 3), TrainConfig(steps=60, batch=16, lr=1e-3),
+                      torch.Generator().manual_seed(0))
+    assert held_out() < 0.8 * before
