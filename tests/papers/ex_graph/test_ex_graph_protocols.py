@@ -76,7 +76,7 @@ def test_features_come_from_training_transfers_only(data):
 
 def test_decoder_parameters_in_optimiser_unless_official():
     enc, dec = GraphEncoder("gcn", 8, 16, 16), EdgeDecoder("linear", 16)
-    ids = lambda opt: {id(p) for g in opt.param_groups for p in g["params"]}  # noqa: E731
+    ids = lambda opt: {id(p) for g in opt.param_groups for p in g["params"]}
     fixed = ids(link_optimizer(enc, dec))
     assert {id(p) for p in dec.parameters()} <= fixed
     assert {id(p) for p in enc.parameters()} <= fixed

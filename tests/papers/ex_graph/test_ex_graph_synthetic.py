@@ -83,7 +83,7 @@ def test_matched_addresses_are_more_active():
 
 
 def test_wash_shift_moves_only_matched_wash_accounts():
-    kw = dict(seed=2, num_eth=2000, num_x=1000, wash_match_rate=1.0)
+    kw = {"seed": 2, "num_eth": 2000, "num_x": 1000, "wash_match_rate": 1.0}
     a = make_ex_graph_synthetic("smoke", wash_shift=0.0, **kw)
     b = make_ex_graph_synthetic("smoke", wash_shift=1.0, **kw)
     m = a["eth", "same_owner", "x"].edge_index
