@@ -62,3 +62,25 @@ def test_training_lowers_nash_conv_on_held_out_games(one_torch_thread):
     train_nash_solver(model, (3, 3), TrainConfig(steps=60, batch=16, lr=1e-3),
                       torch.Generator().manual_seed(0))
     assert held_out() < 0.8 * before
+
+
+def test_optimizer_decays_only_weight_matrices_and_schedule_warms_up_then_decays():
+    import pytest
+
+    from iclr24.papers.nfg_transformer import make_optimizer
+
+    model = NfgNashSolver(d_model=8, n_blocks=1, n_heads=2, qkv_dim=8)
+    cfg = TrainConfig(steps=100, batch=2, lr=1e-3, warmup_frac=0.1)
+    opt, sched = make_optimizer(model, cfg)
+    decay, no_decay = opt.param_groups
+    assert decay["weight_decay"] == 0.1 and no_decay["weight_decay"] == 0.0
+    assert all(p.ndim >= 2 for p in decay["params"]) and all(p.ndim < 2 for p in no_decay["params"])
+    lrs = []
+    for _ in range(100):
+        lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert lrs[0] == pytest.approx(1e-4) and max(lrs) == pytest.approx(1e-3)
+    assert lrs[-1] < 1e-5
+    with pytest.raises(ValueError, match="steps"):
+        TrainConfig(steps=0)
