@@ -48,10 +48,10 @@ def x_features_null_control(scale: Scale, seed: int, progress=None) -> Measureme
     without X was 0.729 / 0.730 with the linear decoder, and 0.878 with X with the MLP)."""
     progress = progress or (lambda *a, **k: None)
     n_seeds = sizes(scale, smoke=2, small=3)
-    lp_epochs = sizes(scale, smoke=5, small=40)
+    lp_epochs = sizes(scale, smoke=5, small=25)
     wash_runs = sizes(scale, smoke=2, small=5)
     wash_epochs = sizes(scale, smoke=10, small=60)
-    max_pos = sizes(scale, smoke=2_000, small=20_000)
+    max_pos = sizes(scale, smoke=2_000, small=10_000)
     name = sizes(scale, smoke="smoke", small="small")
     lp = {(arm, ux): [] for arm in ("coupled", "null") for ux in (True, False)}
     wash = {(arm, ux): [] for arm in ("coupled", "null") for ux in (True, False)}
@@ -161,7 +161,7 @@ def protocols_end_to_end(scale: Scale, seed: int, progress=None) -> Measurement:
             rows.append({"model": model, "task": task, "finite": ok, **r.runs[0]})
             done += 1
             progress(done / total, f"{task} {model}")
-        m_epochs = sizes(scale, smoke=10, small=60)
+        m_epochs = sizes(scale, smoke=10, small=40)
         for s in range(seed, seed + n_seeds):
             d = make_ex_graph_synthetic(name, coupling=0.5, seed=s)
             match_auc.append(matching_link_prediction(d, "gcn", runs=1, epochs=m_epochs,

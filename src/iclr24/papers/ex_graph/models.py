@@ -23,6 +23,7 @@ provided. :class:`EdgeDecoder` scores [z_u ‖ z_v]: ``linear`` (Ethereum link p
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import torch
 import torch.nn.functional as F
@@ -54,7 +55,9 @@ def message_graph(model: str, edge_index: torch.Tensor, num_nodes: int) -> torch
 
     if model in _EDGE_LEVEL:
         return edge_index
-    return to_torch_csr_tensor(edge_index.flip(0), size=(num_nodes, num_nodes))
+    with warnings.catch_warnings():  # torch flags sparse CSR as beta on every construction
+        warnings.simplefilter("ignore", UserWarning)
+        return to_torch_csr_tensor(edge_index.flip(0), size=(num_nodes, num_nodes))
 
 
 def _check_dim(name: str, v: object) -> int:
