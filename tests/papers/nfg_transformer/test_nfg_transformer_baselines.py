@@ -5,8 +5,14 @@ import math
 import pytest
 import torch
 
-from iclr24.papers.nfg_transformer import (PayoffMLP, fit_ratings, nash_conv, nashpy_equilibria,
-                                           predict_ratings, replicator_dynamics)
+from iclr24.papers.nfg_transformer import (
+    PayoffMLP,
+    fit_ratings,
+    nash_conv,
+    nashpy_equilibria,
+    predict_ratings,
+    replicator_dynamics,
+)
 
 
 def test_replicator_dynamics_finds_dominant_strategies():

@@ -3,8 +3,13 @@
 import torch
 
 from iclr24.claims import Estimate, Scale
-from iclr24.papers.nfg_transformer import (NfgNashSolver, TrainConfig, l2_invariant_games,
-                                           nash_conv, train_nash_solver)
+from iclr24.papers.nfg_transformer import (
+    NfgNashSolver,
+    TrainConfig,
+    l2_invariant_games,
+    nash_conv,
+    train_nash_solver,
+)
 from iclr24.papers.nfg_transformer.claims import equivariance, nash_solving, payoff_inpainting
 
 

@@ -9,8 +9,13 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iclr24.papers.nfg_transformer import (deviation_gains, l2_invariant_games,
-                                           max_deviation_gain, nash_conv, nashpy_equilibria)
+from iclr24.papers.nfg_transformer import (
+    deviation_gains,
+    l2_invariant_games,
+    max_deviation_gain,
+    nash_conv,
+    nashpy_equilibria,
+)
 
 
 def _brute_gains(g, strategies, mask=None):
@@ -40,7 +45,8 @@ def test_deviation_gains_match_brute_force(seed, shape, masked):
     mask = rng.random(shape) < 0.6 if masked else None
     if mask is not None:
         mask.flat[0] = True
-    got = deviation_gains(torch.from_numpy(g)[None], [torch.from_numpy(s)[None] for s in strategies],
+    got = deviation_gains(torch.from_numpy(g)[None],
+                          [torch.from_numpy(s)[None] for s in strategies],
                           None if mask is None else torch.from_numpy(mask)[None])
     for a, b in zip(got, _brute_gains(g, strategies, mask)):
         np.testing.assert_allclose(a[0].numpy(), b, atol=1e-12)
@@ -97,7 +103,8 @@ def test_max_deviation_gain_equals_nash_conv_of_pure_profiles():
             torch.testing.assert_close(nash_conv(g, s, reduce="max"), target[:, i, j])
     # a pure NE (a dominant-strategy game) has target exactly 0
     pd = torch.tensor([[[3.0, 0.0], [5.0, 1.0]], [[3.0, 5.0], [0.0, 1.0]]])[None]
-    assert float(max_deviation_gain(pd)[0, 1, 1]) == 0.0 and (max_deviation_gain(pd)[0] > 0).sum() == 3
+    target = max_deviation_gain(pd)[0]
+    assert float(target[1, 1]) == 0.0 and (target > 0).sum() == 3
 
 
 def test_gradients_are_finite_with_masked_actions():

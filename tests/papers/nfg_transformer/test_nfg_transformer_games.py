@@ -12,7 +12,8 @@ def test_l2_invariant_games_are_centred_on_own_axis_with_unit_variance(shape):
     assert g.shape == (6, len(shape), *shape)
     for p in range(len(shape)):
         assert g[:, p].mean(dim=1 + p).abs().max() < 1e-12
-        assert torch.allclose(g[:, p].flatten(1).square().mean(1), torch.ones(6, dtype=torch.float64))
+        variance = g[:, p].flatten(1).square().mean(1)
+        assert torch.allclose(variance, torch.ones(6, dtype=torch.float64))
 
 
 def test_l2_invariant_games_are_seeded():

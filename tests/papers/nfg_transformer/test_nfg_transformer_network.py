@@ -6,8 +6,14 @@ import math
 import pytest
 import torch
 
-from iclr24.papers.nfg_transformer import (DeviationGainHead, NashHead, NfgTransformer,
-                                           PayoffHead, PayoffMLP, l2_invariant_games)
+from iclr24.papers.nfg_transformer import (
+    DeviationGainHead,
+    NashHead,
+    NfgTransformer,
+    PayoffHead,
+    PayoffMLP,
+    l2_invariant_games,
+)
 from iclr24.papers.nfg_transformer.network import QKNormAttention
 
 

@@ -36,21 +36,57 @@ Usage::
     nash_conv(g, [lg.softmax(-1) for lg in model(g)], reduce="max")
 """
 
-from .baselines import (PayoffMLP, fit_ratings, nashpy_equilibria, predict_ratings,
-                        replicator_dynamics)
+from .baselines import (
+                        PayoffMLP,
+                        fit_ratings,
+                        nashpy_equilibria,
+                        predict_ratings,
+                        replicator_dynamics,
+)
 from .equilibria import deviation_gains, max_deviation_gain, nash_conv
 from .games import disc_games, l2_invariant_games
-from .network import (DeviationGainHead, NashHead, NfgTransformer, NfgTransformerBlock,
-                      PayoffHead, action_masks, check_game, joint_embeddings)
-from .training import (NfgNashSolver, NfgPayoffPredictor, TrainConfig, make_optimizer,
-                       train_nash_solver, train_payoff_predictor)
+from .network import (
+                        DeviationGainHead,
+                        NashHead,
+                        NfgTransformer,
+                        NfgTransformerBlock,
+                        PayoffHead,
+                        action_masks,
+                        check_game,
+                        joint_embeddings,
+)
+from .training import (
+                        NfgNashSolver,
+                        NfgPayoffPredictor,
+                        TrainConfig,
+                        make_optimizer,
+                        train_nash_solver,
+                        train_payoff_predictor,
+)
 
 __all__ = [
-    "NfgTransformer", "NfgTransformerBlock", "NashHead", "DeviationGainHead", "PayoffHead",
-    "check_game", "action_masks", "joint_embeddings",
-    "deviation_gains", "nash_conv", "max_deviation_gain",
-    "l2_invariant_games", "disc_games",
-    "NfgNashSolver", "NfgPayoffPredictor", "TrainConfig", "make_optimizer",
-    "train_nash_solver", "train_payoff_predictor",
-    "PayoffMLP", "replicator_dynamics", "nashpy_equilibria", "fit_ratings", "predict_ratings",
+                        "DeviationGainHead",
+                        "NashHead",
+                        "NfgNashSolver",
+                        "NfgPayoffPredictor",
+                        "NfgTransformer",
+                        "NfgTransformerBlock",
+                        "PayoffHead",
+                        "PayoffMLP",
+                        "TrainConfig",
+                        "action_masks",
+                        "check_game",
+                        "deviation_gains",
+                        "disc_games",
+                        "fit_ratings",
+                        "joint_embeddings",
+                        "l2_invariant_games",
+                        "make_optimizer",
+                        "max_deviation_gain",
+                        "nash_conv",
+                        "nashpy_equilibria",
+                        "predict_ratings",
+                        "replicator_dynamics",
+                        "train_nash_solver",
+                        "train_payoff_predictor",
 ]

@@ -18,13 +18,17 @@ Payoff prediction on DISC games (win rates W_ij, player 2 gets 1 - W_ij):
 
 from __future__ import annotations
 
-
 import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["PayoffMLP", "replicator_dynamics", "nashpy_equilibria", "fit_ratings",
-           "predict_ratings"]
+__all__ = [
+    "PayoffMLP",
+    "fit_ratings",
+    "nashpy_equilibria",
+    "predict_ratings",
+    "replicator_dynamics",
+]
 
 
 class PayoffMLP(nn.Module):

@@ -12,13 +12,23 @@ import torch
 from iclr24.claims import Measurement, Scale, claim, seed_difference, seed_metric, sizes
 from iclr24.kits.threads import torch_threads
 
-from .baselines import (PayoffMLP, fit_ratings, nashpy_equilibria, predict_ratings,
-                        replicator_dynamics)
+from .baselines import (
+    PayoffMLP,
+    fit_ratings,
+    nashpy_equilibria,
+    predict_ratings,
+    replicator_dynamics,
+)
 from .equilibria import nash_conv
 from .games import disc_games, l2_invariant_games
 from .network import NfgTransformer
-from .training import (NfgNashSolver, NfgPayoffPredictor, TrainConfig, train_nash_solver,
-                       train_payoff_predictor)
+from .training import (
+    NfgNashSolver,
+    NfgPayoffPredictor,
+    TrainConfig,
+    train_nash_solver,
+    train_payoff_predictor,
+)
 
 
 def _seeds(scale: Scale, seed: int) -> list[int]:
@@ -49,10 +59,12 @@ def nash_solving(scale: Scale, seed: int, progress=None) -> Measurement:
     ``nfgt_minus_mlp`` the paired difference to the MLP."""
     progress = progress or (lambda *a, **k: None)
     t = sizes(scale, smoke=4, small=8, full=16)
-    enc = sizes(scale, smoke=dict(d_model=16, n_blocks=2, n_heads=4, qkv_dim=16,
-                                  n_action_self_attn=1),
-                small=dict(d_model=32, n_blocks=2, n_heads=4, qkv_dim=32, n_action_self_attn=1),
-                full=dict(d_model=64, n_blocks=8, n_heads=8, qkv_dim=64, n_action_self_attn=2))
+    enc = sizes(scale, smoke={"d_model": 16, "n_blocks": 2, "n_heads": 4, "qkv_dim": 16,
+                                  "n_action_self_attn": 1},
+                small={"d_model": 32, "n_blocks": 2, "n_heads": 4, "qkv_dim": 32,
+                       "n_action_self_attn": 1},
+                full={"d_model": 64, "n_blocks": 8, "n_heads": 8, "qkv_dim": 64,
+                      "n_action_self_attn": 2})
     cfg = sizes(scale, smoke=TrainConfig(steps=100, batch=16),
                 small=TrainConfig(steps=600, batch=16),
                 full=TrainConfig(steps=20000, batch=32, lr=1e-4))
@@ -68,7 +80,7 @@ def nash_solving(scale: Scale, seed: int, progress=None) -> Measurement:
             model = NfgNashSolver(n_players=2, **enc)
             t0 = time.process_time()
             curve = train_nash_solver(model, (t, t), cfg, torch.Generator().manual_seed(2 * s),
-                                      lambda f, m: progress((i + 0.45 * f) / len(seeds), m))
+                                      lambda f, m, i=i: progress((i + 0.45 * f) / len(seeds), m))
             res["time_nfgt"].append(time.process_time() - t0)
             curves.append(curve)
             torch.manual_seed(s)
@@ -204,10 +216,12 @@ def payoff_inpainting(scale: Scale, seed: int, progress=None) -> Measurement:
     win rates. ``nfgt_minus_melo`` is the paired difference to the better mElo per seed."""
     progress = progress or (lambda *a, **k: None)
     t = sizes(scale, smoke=8, small=16, full=16)
-    enc = sizes(scale, smoke=dict(d_model=16, n_blocks=1, n_heads=4, qkv_dim=16,
-                                  n_action_self_attn=1),
-                small=dict(d_model=32, n_blocks=2, n_heads=4, qkv_dim=32, n_action_self_attn=1),
-                full=dict(d_model=64, n_blocks=8, n_heads=8, qkv_dim=64, n_action_self_attn=2))
+    enc = sizes(scale, smoke={"d_model": 16, "n_blocks": 1, "n_heads": 4, "qkv_dim": 16,
+                                  "n_action_self_attn": 1},
+                small={"d_model": 32, "n_blocks": 2, "n_heads": 4, "qkv_dim": 32,
+                       "n_action_self_attn": 1},
+                full={"d_model": 64, "n_blocks": 8, "n_heads": 8, "qkv_dim": 64,
+                      "n_action_self_attn": 2})
     cfg = sizes(scale, smoke=TrainConfig(steps=60, batch=8, lr=1e-3),
                 small=TrainConfig(steps=400, batch=8, lr=1e-3),
                 full=TrainConfig(steps=20000, batch=32, lr=1e-4))
@@ -221,15 +235,19 @@ def payoff_inpainting(scale: Scale, seed: int, progress=None) -> Measurement:
             model = NfgPayoffPredictor(n_players=2, head_heads=4, head_qkv_dim=enc["qkv_dim"],
                                        **enc)
             t0 = time.process_time()
+
+            def report(f: float, msg: str, i: int = i) -> None:
+                progress((i + 0.8 * f) / len(seeds), msg)
+
             train_payoff_predictor(model, t, cfg, torch.Generator().manual_seed(3 * s),
-                                   progress=lambda f, m: progress((i + 0.8 * f) / len(seeds), m))
+                                   progress=report)
             res["time_nfgt"].append(time.process_time() - t0)
             g, m = disc_games(n_test, t, 4, 0.5, torch.Generator().manual_seed(20_000 + s))
             hidden = (~m)[:, None].expand_as(g)
             with torch.no_grad():
                 pred = model(g, m)
 
-            def mse(p: torch.Tensor) -> float:
+            def mse(p: torch.Tensor, g=g, hidden=hidden) -> float:
                 return float((p - g)[hidden].square().mean())
 
             res["nfgt"].append(mse(pred))

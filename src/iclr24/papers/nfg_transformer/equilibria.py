@@ -18,7 +18,7 @@ import torch
 
 from .network import action_masks, check_game
 
-__all__ = ["deviation_gains", "nash_conv", "max_deviation_gain"]
+__all__ = ["deviation_gains", "max_deviation_gain", "nash_conv"]
 
 
 def _check_strategies(payoffs: torch.Tensor, strategies) -> list[torch.Tensor]:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import torch
 
-__all__ = ["l2_invariant_games", "disc_games"]
+__all__ = ["disc_games", "l2_invariant_games"]
 
 _MIN_SCALE = 1e-12
 

@@ -40,16 +40,16 @@ from torch import nn
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 __all__ = [
+    "CrossAttentionBlock",
+    "DeviationGainHead",
+    "NashHead",
+    "NfgTransformer",
+    "NfgTransformerBlock",
+    "PayoffHead",
     "QKNormAttention",
     "SelfAttentionBlock",
-    "CrossAttentionBlock",
-    "NfgTransformerBlock",
-    "NfgTransformer",
-    "NashHead",
-    "DeviationGainHead",
-    "PayoffHead",
-    "check_game",
     "action_masks",
+    "check_game",
     "joint_embeddings",
 ]
 
@@ -78,7 +78,8 @@ def check_game(payoffs: torch.Tensor, mask: torch.Tensor | None,
         raise ValueError(f"payoffs has {n} players (axis 1) but the model was built for "
                          f"n_players={n_players}")
     if min(payoffs.shape[2:]) < 1:
-        raise ValueError(f"every player needs at least one action, got shape {tuple(payoffs.shape)}")
+        raise ValueError("every player needs at least one action, got shape "
+                         f"{tuple(payoffs.shape)}")
     if mask is None:
         return torch.ones((payoffs.shape[0], *payoffs.shape[2:]), dtype=torch.bool,
                           device=payoffs.device)
@@ -216,7 +217,7 @@ class NfgTransformerBlock(nn.Module):
         tokens = self.a2j(tokens).reshape(b, -1, n, d).transpose(1, 2)  # (B, N, J, D)
         tokens = tokens.reshape(b, n, *sizes, d)
         # a2p: a_p^t attends to the player-p tokens of observed joint actions that play t
-        refined, any_obs = [], []
+        refined = []
         for p in range(n):
             kv = tokens[:, p].movedim(1 + p, 1).reshape(b * sizes[p], -1, d)
             kv_mask = mask.movedim(1 + p, 1).reshape(b * sizes[p], 1, -1)

@@ -26,8 +26,14 @@ from .equilibria import nash_conv
 from .games import disc_games, l2_invariant_games
 from .network import NashHead, NfgTransformer, PayoffHead
 
-__all__ = ["TrainConfig", "NfgNashSolver", "NfgPayoffPredictor", "train_nash_solver",
-           "train_payoff_predictor", "make_optimizer"]
+__all__ = [
+    "NfgNashSolver",
+    "NfgPayoffPredictor",
+    "TrainConfig",
+    "make_optimizer",
+    "train_nash_solver",
+    "train_payoff_predictor",
+]
 
 
 @dataclass(frozen=True)
