@@ -125,6 +125,8 @@ def test_gamma_outside_unit_interval_is_refused(gamma):
 def test_other_bad_arguments():
     with pytest.raises(ValueError, match=r"initial gamma in \(0, 1\)"):
         PRESMemory(_tgn(), gamma=1.0, learnable_gamma=True)
+    with pytest.raises(TypeError, match="store_fused must be a bool"):
+        PRESMemory(_tgn(), store_fused=1)
     with pytest.raises(TypeError, match="memory must be a torch_geometric TGNMemory"):
         PRESMemory(torch.nn.Linear(2, 2))
     pres = PRESMemory(_tgn(num_nodes=30))

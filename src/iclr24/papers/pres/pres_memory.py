@@ -18,7 +18,8 @@ How this maps onto :class:`torch_geometric.nn.models.TGNMemory`:
   messages, fused as above, with gradient: that is the memory the embedding reads ("memory update
   at start"). In eval mode the stored memory is returned (it was fused when written).
 - ``update_state(src, dst, t, msg)`` snapshots the memory of the batch's nodes, lets TGNMemory
-  write its update, then writes the fused state back and updates the statistics.
+  write its update, then writes the fused state back (by default; see ``store_fused`` below)
+  and updates the statistics.
 - ``train(False)`` (TGNMemory flushes all pending messages when it leaves training) is fused
   the same way.
 
@@ -33,8 +34,10 @@ here, by default, the fused state is what the memory stores (the prediction-corr
 with exact per-node statistics. ``store_fused=False`` keeps the official placement: the stored
 memory is TGNMemory's own, the fused memory is only what ``forward`` returns (in eval mode from
 the memory before each node's latest update, kept in the buffer ``prev_memory``), and the
-statistics record the fused change. The learnable gamma is gamma = sigmoid(theta) (kept in [0, 1]) initialised
-at the given gamma; the official code learns an unconstrained scalar initialised at 0.
+statistics record the fused change. The learnable gamma is gamma = sigmoid(theta) (kept in
+[0, 1]) initialised at the given gamma; the official code learns an unconstrained scalar
+initialised at 0. The official code also min-max rescales the whole stored memory in place when
+it computes its coherence term (``utils.normalize``); that side effect is not reproduced.
 """
 
 from __future__ import annotations
