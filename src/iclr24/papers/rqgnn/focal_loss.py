@@ -1,4 +1,4 @@
-"""Class-balanced focal loss (Cui et al., CVPR 2019), the training loss of RQGNN (paper Sec. 4.3).
+"""Class-balanced focal loss (Cui et al., CVPR 2019), the training loss of RQGNN (paper Sec. 4).
 
 With n_c training graphs of class c, the class weight is the inverse "effective number"
 

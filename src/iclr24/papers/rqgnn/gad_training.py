@@ -1,4 +1,4 @@
-"""Training and evaluation protocol of RQGNN (paper Sec. 5 "Experimental settings"; official
+"""Training and evaluation protocol of RQGNN ("Experimental Settings" of the paper; official
 ``main.py``), on top of the shared loop ``iclr24.kits.graphs.fit_graph_classifier``.
 
 - Adam, lr 5e-3, weight decay 0, batch 512 graphs, 100 epochs (official defaults), the

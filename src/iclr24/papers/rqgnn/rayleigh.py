@@ -3,10 +3,10 @@
 For a graph with symmetric normalised Laplacian L = I - D^{-1/2} A D^{-1/2} and node features
 X in R^{n x d}, channel j has Rayleigh quotient
 
-    r_G[j] = x_j^T L x_j / x_j^T x_j                       (paper, Def. of the Rayleigh quotient)
+    r_G[j] = x_j^T L x_j / x_j^T x_j                       (paper Sec. 3)
 
 and with L = U diag(lambda) U^T, x_hat = U^T x_j it equals sum_k lambda_k x_hat_k^2 / sum_k
-x_hat_k^2, the energy-weighted mean frequency ("accumulated spectral energy", paper Lemma 1).
+x_hat_k^2, the energy-weighted mean frequency ("accumulated spectral energy", paper Sec. 3).
 
 It is computed here by message passing over the edge list, never a dense matrix:
 

@@ -1,4 +1,4 @@
-"""Dense references for the Rayleigh quotient (paper Lemma 1), used to check
+"""Dense references for the Rayleigh quotient (paper Sec. 3), used to check
 :func:`rayleigh_quotient` and by the ``rayleigh_identity`` claim.
 
 - :func:`dense_spectral_energy`: sum_k lambda_k x_hat_k^2 / sum_k x_hat_k^2 with
