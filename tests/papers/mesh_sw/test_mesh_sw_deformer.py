@@ -4,8 +4,13 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.papers.mesh_sw import (NeuralODEDeformer, VelocityField, fit_deformation, icosphere,
-                                   surface_metrics)
+from iclr24.papers.mesh_sw import (
+    NeuralODEDeformer,
+    VelocityField,
+    fit_deformation,
+    icosphere,
+    surface_metrics,
+)
 
 
 @pytest.mark.parametrize("method", ["euler", "rk4"])

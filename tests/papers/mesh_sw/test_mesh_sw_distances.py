@@ -41,7 +41,8 @@ def test_sw_p1_matches_pot():
 
 def test_sorting_fast_path_equals_weighted_merge():
     g = torch.Generator().manual_seed(0)
-    x, y = torch.randn(50, 3, generator=g, dtype=torch.float64), torch.randn(50, 3, generator=g, dtype=torch.float64)
+    x = torch.randn(50, 3, generator=g, dtype=torch.float64)
+    y = torch.randn(50, 3, generator=g, dtype=torch.float64)
     theta = random_projections(3, 16, g, torch.float64)
     u = torch.full((50,), 1 / 50, dtype=torch.float64)
     fast = sliced_wasserstein(x, y, projections=theta)

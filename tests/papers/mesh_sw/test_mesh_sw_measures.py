@@ -5,8 +5,15 @@ import pytest
 import torch
 import trimesh
 
-from iclr24.papers.mesh_sw import (box_target, face_geometry, icosphere, mesh_to_measure,
-                                   normalize_to_box, sample_surface, target_meshes)
+from iclr24.papers.mesh_sw import (
+    box_target,
+    face_geometry,
+    icosphere,
+    mesh_to_measure,
+    normalize_to_box,
+    sample_surface,
+    target_meshes,
+)
 
 
 @pytest.mark.parametrize("mesh", [icosphere(1), box_target(1)])

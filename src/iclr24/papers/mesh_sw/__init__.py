@@ -25,7 +25,7 @@ from .deformer import LOSSES, FitHistory, NeuralODEDeformer, VelocityField, fit_
 from .distances import chamfer_distance, random_projections, sliced_wasserstein, wasserstein_1d
 from .evaluation import self_intersecting_faces, surface_metrics
 from .measures import check_mesh, face_geometry, mesh_to_measure, sample_surface
-from .shapes import bumpy_sphere, box_target, ellipsoid, icosphere, normalize_to_box, target_meshes
+from .shapes import box_target, bumpy_sphere, ellipsoid, icosphere, normalize_to_box, target_meshes
 
 __all__ = [
     "LOSSES",

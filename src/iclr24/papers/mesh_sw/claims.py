@@ -40,8 +40,6 @@ def deformation_quality(scale: Scale, seed: int, progress=None) -> Measurement:
     [bumpy sphere, ellipsoid, box] and init seed ``seed + r``. ``hd90_ratio`` and ``cd_ratio`` are
     mean over replicates of (SW-varifold / Chamfer); ``sif_diff`` is SIF(SW-varifold) -
     SIF(Chamfer) in percentage points (paired)."""
-    import torch
-
     from iclr24.kits.threads import torch_threads
 
     from .deformer import fit_deformation

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 import torch
@@ -25,7 +26,7 @@ from torch import nn
 from .distances import chamfer_distance, sliced_wasserstein
 from .measures import check_mesh, mesh_to_measure, sample_surface
 
-__all__ = ["FitHistory", "NeuralODEDeformer", "VelocityField", "fit_deformation", "LOSSES"]
+__all__ = ["LOSSES", "FitHistory", "NeuralODEDeformer", "VelocityField", "fit_deformation"]
 
 LOSSES = ("sw_varifold", "sw_centroid", "sw_samples", "chamfer")
 
@@ -40,7 +41,7 @@ class VelocityField(nn.Module):
         if not isinstance(hidden, int) or hidden < 1 or not isinstance(depth, int) or depth < 1:
             raise ValueError(f"hidden and depth must be positive ints, got {hidden!r}, {depth!r}")
         dims = [4] + [hidden] * depth
-        self.hidden_layers = nn.ModuleList(nn.Linear(i, o) for i, o in zip(dims[:-1], dims[1:]))
+        self.hidden_layers = nn.ModuleList(nn.Linear(i, o) for i, o in pairwise(dims))
         self.out = nn.Linear(hidden, 3)
         with torch.no_grad():
             for lin in self.hidden_layers:
@@ -52,7 +53,8 @@ class VelocityField(nn.Module):
         self.act = nn.Softplus()
 
     def forward(self, x: torch.Tensor, t: torch.Tensor | float) -> torch.Tensor:
-        t_col = torch.as_tensor(t, dtype=x.dtype, device=x.device).reshape(1, 1).expand(x.shape[0], 1)
+        t_col = torch.as_tensor(t, dtype=x.dtype, device=x.device).reshape(1, 1)
+        t_col = t_col.expand(x.shape[0], 1)
         h = torch.cat([x, t_col], dim=1)
         for lin in self.hidden_layers:
             h = self.act(lin(h))
@@ -98,8 +100,10 @@ class FitHistory:
 def _as_mesh(mesh, name: str) -> tuple[torch.Tensor, torch.Tensor]:
     if not (isinstance(mesh, tuple | list) and len(mesh) == 2):
         raise TypeError(f"{name} must be a (verts (n, 3), faces (f, 3)) pair")
-    verts = torch.as_tensor(np.asarray(mesh[0], dtype=np.float32) if not isinstance(mesh[0], torch.Tensor)
-                            else mesh[0].detach().float())
+    if isinstance(mesh[0], torch.Tensor):
+        verts = mesh[0].detach().float()
+    else:
+        verts = torch.as_tensor(np.asarray(mesh[0], dtype=np.float32))
     return check_mesh(verts, torch.as_tensor(np.asarray(mesh[1])))
 
 
@@ -116,7 +120,8 @@ def fit_deformation(template, target, loss: str = "sw_varifold", steps: int = 60
     - "sw_samples": SW_2 between ``n_samples`` fresh surface samples of each mesh,
     - "chamfer": Chamfer distance between ``n_samples`` fresh surface samples of each mesh.
     Projections and samples are redrawn every step from one ``torch.Generator(seed)``; the model
-    init uses the same seed, so arms differ only in the loss. Returns ((verts_T, faces), history)."""
+    init uses the same seed, so arms differ only in the loss.
+    Returns ((verts_T, faces), history)."""
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
     if not isinstance(steps, int) or steps < 0:

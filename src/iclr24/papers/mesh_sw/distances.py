@@ -41,7 +41,8 @@ def _check_measure(x: torch.Tensor, w: torch.Tensor | None, name: str, wname: st
         raise ValueError(f"{wname} must have shape ({x.shape[0]},) to match {name}, got "
                          f"{tuple(w.shape)}")
     if not torch.isfinite(w.detach()).all() or bool((w.detach() < 0).any()):
-        raise ValueError(f"{wname} must be finite and non-negative (min {float(w.detach().min()):.3g})")
+        raise ValueError(f"{wname} must be finite and non-negative "
+                         f"(min {float(w.detach().min()):.3g})")
     total = w.sum()
     if not float(total.detach()) > 0.0:
         raise ValueError(f"{wname} must have a positive sum")
@@ -71,8 +72,9 @@ def wasserstein_1d(u: torch.Tensor, v: torch.Tensor, a: torch.Tensor, b: torch.T
     cv = torch.cumsum(b[iv], dim=1)
     levels, _ = torch.sort(torch.cat([cu, cv], dim=1), dim=1)  # where either quantile jumps
     dq = torch.diff(levels, dim=1, prepend=torch.zeros_like(levels[:, :1]))
-    ku = torch.searchsorted(cu.detach().contiguous(), levels.detach().contiguous()).clamp_max(u.shape[1] - 1)
-    kv = torch.searchsorted(cv.detach().contiguous(), levels.detach().contiguous()).clamp_max(v.shape[1] - 1)
+    q = levels.detach().contiguous()
+    ku = torch.searchsorted(cu.detach().contiguous(), q).clamp_max(u.shape[1] - 1)
+    kv = torch.searchsorted(cv.detach().contiguous(), q).clamp_max(v.shape[1] - 1)
     qu = torch.gather(u_sorted, 1, ku)  # F_u^{-1}(q)
     qv = torch.gather(v_sorted, 1, kv)
     return (dq * (qu - qv).abs().pow(p)).sum(dim=1)

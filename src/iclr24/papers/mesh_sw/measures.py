@@ -3,7 +3,8 @@
 A triangle mesh M = (V, F) becomes a measure on which the sliced Wasserstein loss acts:
 
 - ``"varifold"``: the discrete measure of the mesh's (oriented) varifold,
-  mu_M = sum_f (a_f / sum_g a_g) delta_{(c_f, lambda n_f)} in R^6 (face centroid, scaled unit normal);
+  mu_M = sum_f (a_f / sum_g a_g) delta_{(c_f, lambda n_f)} in R^6
+  (face centroid, scaled unit normal);
 - ``"centroid"``: the same weights on the centroids alone, in R^3;
 - ``"samples"``: n i.i.d. points of the uniform measure on the surface (faces drawn proportional
   to area, then uniform barycentric coordinates), equal weights (the set-based representation).
@@ -103,7 +104,8 @@ def mesh_to_measure(verts: torch.Tensor, faces: torch.Tensor, kind: str = "varif
         if n_samples is None:
             raise ValueError("kind='samples' needs n_samples (a positive int)")
         pts, _ = sample_surface(verts, faces, n_samples, generator)
-        return pts, torch.full((n_samples,), 1.0 / n_samples, dtype=verts.dtype, device=verts.device)
+        weights = torch.full((n_samples,), 1.0 / n_samples, dtype=verts.dtype, device=verts.device)
+        return pts, weights
     if n_samples is not None:
         raise ValueError(f"n_samples is only used by kind='samples', got n_samples={n_samples} "
                          f"with kind={kind!r}")

@@ -13,8 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["bumpy_sphere", "box_target", "ellipsoid", "icosphere", "normalize_to_box",
-           "target_meshes"]
+__all__ = [
+    "box_target",
+    "bumpy_sphere",
+    "ellipsoid",
+    "icosphere",
+    "normalize_to_box",
+    "target_meshes",
+]
 
 
 def normalize_to_box(verts: np.ndarray) -> np.ndarray:
