@@ -40,3 +40,15 @@ def test_bad_arguments():
         GraphClassifier("gin", 1, 0, 2)
     with pytest.raises(ValueError, match="dropout"):
         GraphClassifier("gin", 1, 4, 2, dropout=1.0)
+
+
+def test_pool_graphs_sums_or_averages_per_graph():
+    from iclr24.kits.graphs import pool_graphs
+
+    batch = Batch.from_data_list([to_pyg(random_tree(3, seed=0)), to_pyg(random_tree(2, seed=1))])
+    h = torch.arange(5.0)[:, None]
+    assert pool_graphs(h, batch, "sum").tolist() == [[3.0], [7.0]]
+    assert pool_graphs(h, batch, "mean").tolist() == [[1.0], [3.5]]
+    assert pool_graphs(h[:3], to_pyg(random_tree(3, seed=0)), "sum").tolist() == [[3.0]]
+    with pytest.raises(ValueError, match="pool"):
+        pool_graphs(h, batch, "max")

@@ -39,7 +39,7 @@ from .families import (
     to_pyg,
 )
 from .link_prediction import link_metrics, mean_std, sample_negative_edges
-from .models import GraphClassifier
+from .models import GraphClassifier, pool_graphs
 from .training import (
     FitResult,
     classification_metrics,
@@ -63,6 +63,7 @@ __all__ = [
     "link_metrics",
     "mean_std",
     "normalized_laplacian",
+    "pool_graphs",
     "random_geometric",
     "random_tree",
     "relabel",

@@ -12,10 +12,24 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-__all__ = ["GraphClassifier"]
+__all__ = ["GraphClassifier", "pool_graphs"]
 
 _CONVS = ("gin", "gcn", "cheb")
 _POOLS = ("sum", "mean")
+
+
+def pool_graphs(h: torch.Tensor, data, pool: str = "sum") -> torch.Tensor:
+    """Node states (N, d) -> one row per graph (B, d) by PyG's global sum or mean pooling over
+    ``data.batch`` (a single graph when absent; empty trailing graphs kept via ``num_graphs``)."""
+    from torch_geometric.nn import global_add_pool, global_mean_pool
+
+    if pool not in _POOLS:
+        raise ValueError(f"pool must be one of {_POOLS}; got {pool!r}")
+    batch = getattr(data, "batch", None)
+    if batch is None:
+        batch = torch.zeros(h.shape[0], dtype=torch.long, device=h.device)
+    size = getattr(data, "num_graphs", None)
+    return (global_add_pool if pool == "sum" else global_mean_pool)(h, batch, size)
 
 
 class GraphClassifier(nn.Module):
@@ -63,12 +77,4 @@ class GraphClassifier(nn.Module):
         return h
 
     def forward(self, data) -> torch.Tensor:
-        from torch_geometric.nn import global_add_pool, global_mean_pool
-
-        h = self.node_embeddings(data)
-        batch = getattr(data, "batch", None)
-        if batch is None:
-            batch = torch.zeros(h.shape[0], dtype=torch.long, device=h.device)
-        size = getattr(data, "num_graphs", None)
-        pooled = (global_add_pool if self.pool == "sum" else global_mean_pool)(h, batch, size)
-        return self.head(pooled)
+        return self.head(pool_graphs(self.node_embeddings(data), data, self.pool))

@@ -127,12 +127,6 @@ class SnapshotGNN(nn.Module):
         return h
 
     def forward(self, data: Any) -> torch.Tensor:
-        from torch_geometric.nn import global_add_pool, global_mean_pool
+        from iclr24.kits.graphs import pool_graphs
 
-        h = self.node_embeddings(data)
-        batch = getattr(data, "batch", None)
-        if batch is None:
-            batch = torch.zeros(h.shape[0], dtype=torch.long, device=h.device)
-        size = getattr(data, "num_graphs", None)
-        pooled = (global_mean_pool if self.pool == "mean" else global_add_pool)(h, batch, size)
-        return self.head(pooled)
+        return self.head(pool_graphs(self.node_embeddings(data), data, self.pool))
