@@ -18,6 +18,10 @@ Payoff prediction on DISC games (win rates W_ij, player 2 gets 1 - W_ij):
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
+
 import numpy as np
 import torch
 from torch import nn
@@ -77,11 +81,36 @@ def replicator_dynamics(payoffs: torch.Tensor, steps: int = 200, step_size: floa
     return [x, y]
 
 
-def nashpy_equilibria(payoffs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+class _PivotTimeout(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float):
+    """Raise _PivotTimeout after ``seconds`` (SIGALRM; only in the main thread, else no limit)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise _PivotTimeout
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def nashpy_equilibria(payoffs: np.ndarray, time_limit_s: float = 2.0
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One Nash equilibrium per 2-player game by nashpy's Lemke-Howson (dropped label 0).
 
     payoffs: (B, 2, T_1, T_2) array. Returns ``(x: (B, T_1), y: (B, T_2), ok: (B,) bool)``;
-    ``ok`` is False where Lemke-Howson returned no valid strategy (degenerate game)."""
+    ``ok`` is False where Lemke-Howson returned no valid strategy or did not finish within
+    ``time_limit_s`` seconds (its pivoting can cycle; the limit applies in the main thread)."""
     import warnings
 
     import nashpy
@@ -91,10 +120,21 @@ def nashpy_equilibria(payoffs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
         raise ValueError(f"payoffs must have shape (B, 2, T_1, T_2), got {payoffs.shape}")
     bsz, _, t1, t2 = payoffs.shape
     xs, ys, ok = np.full((bsz, t1), 1 / t1), np.full((bsz, t2), 1 / t2), np.zeros(bsz, bool)
+    # L2-invariant games are centred (column sums of A, row sums of B are 0), which makes them
+    # degenerate and can make Lemke-Howson cycle. Adding c(s_-p) to G_p (a constant per column
+    # of A, per row of B) leaves every deviation gain, hence every equilibrium, unchanged and
+    # restores genericity; the offsets are fixed pseudo-random numbers.
+    rng = np.random.default_rng(0)
     for i in range(bsz):
+        a = payoffs[i, 0] + rng.normal(size=(1, t2))
+        b = payoffs[i, 1] + rng.normal(size=(t1, 1))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            x, y = nashpy.Game(payoffs[i, 0], payoffs[i, 1]).lemke_howson(initial_dropped_label=0)
+            try:
+                with _time_limit(time_limit_s):
+                    x, y = nashpy.Game(a, b).lemke_howson(initial_dropped_label=0)
+            except _PivotTimeout:  # nashpy's pivoting can cycle on near-degenerate games
+                continue
         if (x.shape == (t1,) and y.shape == (t2,) and np.isfinite(x).all() and np.isfinite(y).all()
                 and abs(x.sum() - 1) < 1e-6 and abs(y.sum() - 1) < 1e-6):
             xs[i], ys[i], ok[i] = x, y, True
