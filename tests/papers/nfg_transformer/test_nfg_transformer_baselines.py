@@ -56,3 +56,14 @@ def test_nashpy_equilibria_and_mlp_validate_inputs():
         fit_ratings(torch.zeros(1, 3, 3), torch.ones(1, 3, 3))
     with pytest.raises(ValueError, match="payoffs"):
         replicator_dynamics(torch.zeros(1, 3, 3, 3))
+
+
+def test_lemke_howson_that_cycles_is_reported_as_a_failure_not_a_hang():
+    from iclr24.papers.nfg_transformer import l2_invariant_games
+
+    # game 6 of this draw makes nashpy's pivoting cycle (found in a small run)
+    g = l2_invariant_games(7, (8, 8), torch.Generator().manual_seed(0), dtype=torch.float64)
+    x, y, ok = nashpy_equilibria(g[6:7].numpy(), time_limit_s=0.5)
+    assert not ok[0] and x.shape == (1, 8) and y.shape == (1, 8)
+    x, y, ok = nashpy_equilibria(g[:2].numpy())
+    assert ok.all() and nash_conv(g[:2], [torch.from_numpy(x), torch.from_numpy(y)]).max() < 1e-9
