@@ -1,0 +1,199 @@
+"""DAEFR claims: dual associated encoders beat a single HQ encoder (Tab. 4 ablations, Tab. 1-2
+direction), and the association stage aligns the HQ and LQ latent spaces (Sec. 3.2)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from iclr24.claims import Measurement, Scale, claim, seed_difference, seed_metric, sizes
+
+from .experiment import (
+    ARMS,
+    DigitsExperiment,
+    arm_metrics,
+    associated_pair,
+    digit_features,
+    digits_data,
+    eval_pairs,
+    retrieval_accuracy,
+    stage1_codebooks,
+    train_arm,
+)
+
+_ARM_LABELS = {"codeformer": "CodeFormer-style (1 encoder)",
+               "no_association": "dual, no association", "daefr": "DAEFR (dual, associated)"}
+
+
+def _experiment(scale: Scale) -> tuple[DigitsExperiment, int]:
+    exp = sizes(scale, smoke=DigitsExperiment.smoke(), small=DigitsExperiment(),
+                full=DigitsExperiment())
+    return exp, sizes(scale, smoke=1, small=3, full=5)
+
+
+def _classifier(x_train, y_train):
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(max_iter=2000).fit(digit_features(x_train), y_train)
+
+
+@claim(
+    rule="code_acc_gain > 0 and psnr_gain > 0",
+    paper="Real-world test sets (FID, lower is better; released model): LFW-Test 47.53 vs "
+          "CodeFormer 52.35, WebPhoto-Test 75.45 vs 83.19, WIDER-Test 36.72 vs 38.80; on "
+          "CelebA-Test best or near-best LPIPS/FID among codebook methods. Ablations: adding the "
+          "LQ branch and the association stage each improve restoration; cross-attention "
+          "fusion beats concatenation/addition.",
+)
+def dual_vs_single_encoder(scale: Scale, seed: int, progress=None) -> Measurement:
+    """Three stage-3 arms with the same data, steps and predictor, restoring severely degraded
+    16x16 digits (r = 4, sigma 1.2-2, noise, JPEG) through one frozen stage-1 HQ codebook and
+    decoder: a CodeFormer-style single HQ encoder fine-tuned on LQ inputs, DAEFR without the
+    association stage (stage-1 HQ + LQ encoders, fusion), and full DAEFR (associated encoders,
+    fusion). code_acc: top-1 accuracy of the predicted stage-1 HQ code indices on the test
+    split; psnr: restored vs HQ (dB, images in [-1, 1]); identity: accuracy of a logistic
+    regression fitted on clean HQ digits, applied to the restorations (reported). Gains are
+    DAEFR minus CodeFormer-style, paired over replicate seeds (3 at small); the rule needs both
+    code accuracy and PSNR to rise over the whole interval. The stage-1 codebooks (the
+    'pretrained VQGANs') are shared by the replicates; stage 2 and 3 and the degradation draws
+    are per replicate."""
+    progress = progress or (lambda *a, **k: None)
+    from iclr24.kits.threads import single_threaded
+
+    exp, n_rep = _experiment(scale)
+    reps = [seed * 1000 + r for r in range(n_rep)]
+    per = {arm: {"code_acc": [], "psnr": [], "identity": []} for arm in ARMS}
+    rows, examples = [], None
+    with single_threaded():
+        data = digits_data(exp, seed)
+        clf = _classifier(data.x_train, data.y_train)
+        hq1, _ = stage1_codebooks(exp, seed)
+        progress(0.1, "stage 1 codebooks ready")
+        prior_psnr = psnr_lq = None
+        for k, rep in enumerate(reps):
+            x_lq, x_hq = eval_pairs(exp, seed, rep)
+            restored = {}
+            for j, arm in enumerate(ARMS):
+                model = train_arm(arm, exp, seed, rep)
+                m = arm_metrics(model, x_lq, x_hq, data.y_test, clf)
+                for key, v in m.items():
+                    per[arm][key].append(v)
+                rows.append({"replicate": rep, "arm": arm, **m})
+                restored[arm] = model.restore(x_lq[:6])
+                progress(0.1 + 0.9 * (k * len(ARMS) + j + 1) / (n_rep * len(ARMS)),
+                         f"replicate {k + 1}/{n_rep}: {arm}")
+            if examples is None:
+                examples = (x_lq[:6], restored, x_hq[:6])
+                from skimage.metrics import peak_signal_noise_ratio
+
+                rec = hq1(x_hq)[0].clamp(-1, 1).detach().numpy().astype(np.float64)
+                ref = x_hq.numpy().astype(np.float64)
+                prior_psnr = float(np.mean([peak_signal_noise_ratio(a, b, data_range=2.0)
+                                            for a, b in zip(ref, rec)]))
+                psnr_lq = float(np.mean([peak_signal_noise_ratio(a, b, data_range=2.0)
+                                         for a, b in zip(ref, x_lq.numpy().astype(np.float64))]))
+    metrics = {f"{key}_{arm}": seed_metric(per[arm][key]) for arm in ARMS
+               for key in ("code_acc", "psnr", "identity")}
+    b, a, c = per["daefr"], per["codeformer"], per["no_association"]
+    metrics.update(
+        code_acc_gain=seed_difference(b["code_acc"], a["code_acc"]),
+        psnr_gain=seed_difference(b["psnr"], a["psnr"]),
+        identity_gain=seed_difference(b["identity"], a["identity"]),
+        code_acc_gain_vs_no_association=seed_difference(b["code_acc"], c["code_acc"]),
+        psnr_gain_vs_no_association=seed_difference(b["psnr"], c["psnr"]),
+        psnr_lq_input=psnr_lq, psnr_prior_reconstruction=prior_psnr, replicates=n_rep,
+    )
+    return Measurement(metrics=metrics, figure=_restoration_figure(per, examples),
+                       tables={"per_replicate": rows},
+                       notes="Digits, not faces: 16x16 images, 4x4 latent grid, 64 codes, L1 + "
+                             "codebook losses only (no LPIPS/GAN), tiny encoders (8 base "
+                             "channels) and a 2-layer predictor (1 at smoke). "
+                             "psnr_prior_reconstruction is the stage-1 HQ autoencoder on clean "
+                             "HQ inputs (the ceiling of decoding through the prior); "
+                             "psnr_lq_input is the degraded input itself.")
+
+
+def _restoration_figure(per, examples):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(10.0, 5.6))
+    grid = fig.add_gridspec(2, 2, height_ratios=[1.0, 1.1])
+    for col, key in enumerate(("code_acc", "psnr")):
+        ax = fig.add_subplot(grid[0, col])
+        vals = [per[arm][key] for arm in ARMS]
+        ax.bar(range(len(ARMS)), [np.mean(v) for v in vals],
+               yerr=[np.std(v) if len(v) > 1 else 0 for v in vals], color=["C7", "C1", "C0"])
+        for i, v in enumerate(vals):
+            ax.plot([i] * len(v), v, "k.", ms=4)
+        ax.set_xticks(range(len(ARMS)), [_ARM_LABELS[a] for a in ARMS], fontsize=7)
+        ax.set_ylabel("code-index accuracy" if key == "code_acc" else "PSNR [dB]")
+        lo = min(min(v) for v in vals)
+        ax.set_ylim(lo * 0.95 if key == "psnr" else 0, None)
+    ax = fig.add_subplot(grid[1, :])
+    x_lq, restored, x_hq = examples
+    rows = [x_lq] + [restored[a] for a in ARMS] + [x_hq]
+    tiles = np.concatenate([np.concatenate(list(r[:, 0].numpy()), axis=1) for r in rows], axis=0)
+    ax.imshow((tiles + 1) / 2, cmap="gray", vmin=0, vmax=1)
+    ax.set_yticks([8 + 16 * i for i in range(len(rows))],
+                  ["LQ input"] + [_ARM_LABELS[a] for a in ARMS] + ["HQ"], fontsize=7)
+    ax.set_xticks([])
+    ax.set_title("test restorations (first replicate)", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+@claim(
+    rule={"smoke": "retrieval_gain > 0.1", "small": "retrieval_gain > 0.2",
+          "full": "retrieval_gain > 0.2"},
+    paper="Sec. 3.2 / Fig. 3: the patch-level association (CLIP-style symmetric CE over all "
+          "spatial tokens of a batch) bridges the domain gap between the HQ and LQ encoders' "
+          "feature spaces (shown qualitatively; no retrieval number is reported).",
+)
+def association_alignment(scale: Scale, seed: int, progress=None) -> Measurement:
+    """For test pairs, each LQ token (LQ encoder of the degraded image) retrieves its nearest HQ
+    token (HQ encoder of the clean image, cosine) among the content tokens of a batch (64 pairs at
+    small, about 60% of 1,024 tokens); retrieval accuracy is the fraction that find the token at
+    the same position of the same image. Before: the two stage-1 encoders, trained apart; after:
+    the same encoders after stage 2. The gain is paired over the replicate seeds of
+    dual_vs_single_encoder (3 at small; the stage-2 stand-ins are shared with it). Rule fixed
+    before running: the gain exceeds 0.2 (0.1 at smoke, 25 steps) over the whole interval."""
+    progress = progress or (lambda *a, **k: None)
+    from iclr24.kits.threads import single_threaded
+
+    exp, n_rep = _experiment(scale)
+    reps = [seed * 1000 + r for r in range(n_rep)]
+    before, after, chance, scales, rows = [], [], [], [], []
+    with single_threaded():
+        hq1, lq1 = stage1_codebooks(exp, seed)
+        for k, rep in enumerate(reps):
+            x_lq, x_hq = eval_pairs(exp, seed, rep)
+            hq2, lq2, logit_scale = associated_pair(exp, seed, rep)
+            b, ch = retrieval_accuracy(hq1, lq1, x_hq, x_lq, exp.retrieval_batch)
+            a, _ = retrieval_accuracy(hq2, lq2, x_hq, x_lq, exp.retrieval_batch)
+            before.append(b)
+            after.append(a)
+            chance.append(ch)
+            scales.append(logit_scale)
+            rows.append({"replicate": rep, "before": b, "after": a, "chance": ch,
+                         "logit_scale": logit_scale})
+            progress((k + 1) / n_rep, f"replicate {k + 1}/{n_rep}")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(5.0, 3.6))
+    ax = fig.add_subplot(1, 1, 1)
+    for b, a in zip(before, after):
+        ax.plot([0, 1], [b, a], "o-", color="C0")
+    ax.axhline(float(np.mean(chance)), color="k", ls=":", label="chance")
+    ax.set_xticks([0, 1], ["stage 1 (apart)", "stage 2 (associated)"])
+    ax.set_ylabel("LQ -> HQ token retrieval accuracy")
+    ax.set_ylim(0, 1)
+    ax.legend()
+    fig.tight_layout()
+    return Measurement(
+        metrics={"retrieval_before": seed_metric(before), "retrieval_after": seed_metric(after),
+                 "retrieval_gain": seed_difference(after, before),
+                 "retrieval_chance": float(np.mean(chance)),
+                 "logit_scale": float(np.mean(scales)), "replicates": n_rep},
+        figure=fig, tables={"per_replicate": rows},
+        notes="Tokens whose HQ patch is near-constant (background) are left out of the "
+              "association loss and of retrieval: on digits they are duplicates, and a "
+              "duplicate negative makes retrieval ill-posed.")
