@@ -17,11 +17,11 @@ from iclr24.papers.coplanner import (
 
 
 def tiny(**kw):
-    base = dict(n_members=2, model_hidden=8, model_layers=1, model_batch_size=32,
-                max_model_epochs=2, initial_steps=20, freq_train_model=20, rollouts_per_step=2,
-                rollout_schedule=(2, 3, 1, 2), epoch_length=20, sac_updates_per_step=1,
-                n_candidates=3, planning_horizon=2,
-                sac=SACConfig(hidden=(8,), batch_size=16, learning_starts=0))
+    base = {"n_members": 2, "model_hidden": 8, "model_layers": 1, "model_batch_size": 32,
+            "max_model_epochs": 2, "initial_steps": 20, "freq_train_model": 20,
+            "rollouts_per_step": 2, "rollout_schedule": (2, 3, 1, 2), "epoch_length": 20,
+            "sac_updates_per_step": 1, "n_candidates": 3, "planning_horizon": 2,
+            "sac": SACConfig(hidden=(8,), batch_size=16, learning_starts=0)}
     base.update(kw)
     return COPlannerConfig(**base)
 

@@ -62,7 +62,7 @@ def test_learns_a_known_linear_system(fitted):
     model, (s, a, nxt, r), info = fitted
     obs, act = torch.tensor(s, dtype=torch.float32), torch.tensor(a, dtype=torch.float32)
     with torch.no_grad():
-        mean, logvar = model(model._inputs(obs, act))
+        mean, _ = model(model._inputs(obs, act))
     pred = mean.mean(0) * model.out_std + model.out_mean
     target = np.concatenate([nxt - s, r[:, None]], axis=1)
     rel = ((pred.numpy() - target) ** 2).mean(0) / target.var(0)

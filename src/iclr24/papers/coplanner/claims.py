@@ -10,16 +10,14 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import torch
 
-from iclr24.claims import Estimate, Measurement, Scale, claim, seed_difference, seed_metric, sizes
+from iclr24.claims import Measurement, Scale, claim, seed_difference, seed_metric, sizes
 from iclr24.kits.reinforcement import SACConfig
 from iclr24.kits.threads import torch_threads
 
 from .envs import (
     MountainCarEnv,
     PendulumEnv,
-    mountaincar_step,
     mountaincar_termination,
     pendulum_step,
     pendulum_termination,
@@ -73,8 +71,8 @@ def _figure(panels):
     paper_numbers={"area_ratio": 1.169},
 )
 def pendulum_efficiency(scale: Scale, seed: int, progress=None) -> Measurement:
-    steps = sizes(scale, smoke=400, small=2000)
-    updates = sizes(scale, smoke=1, small=2)
+    steps = sizes(scale, smoke=350, small=2000)
+    updates = 1
     eval_every = sizes(scale, smoke=100, small=250)
     episodes = sizes(scale, smoke=1, small=3)
     seeds = _seeds(scale, seed, 3)
@@ -138,15 +136,7 @@ def _probe(agent: MBPO, starts: np.ndarray, rate: float | None) -> tuple[float, 
     (rate None) or UP-MPC(−, rate); the planner's random stream is restored afterwards so every
     probe of a checkpoint sees the same random numbers."""
     state = agent.generator.get_state()
-    if rate is None:
-        batch = agent.generate_rollouts(starts, 1, conservative=False)
-    else:
-        saved = agent.config
-        agent.config = COPlannerConfig(**{**saved.__dict__, "conservative_rate": rate})
-        try:
-            batch = agent.generate_rollouts(starts, 1, conservative=True)
-        finally:
-            agent.config = saved
+    batch = agent.generate_rollouts(starts, 1, conservative=rate is not None, rate=rate)
     agent.generator.set_state(state)
     true_next, _ = pendulum_step(batch.obs, batch.actions)
     err = np.linalg.norm(batch.next_obs - true_next, axis=1)
@@ -163,16 +153,17 @@ def _probe(agent: MBPO, starts: np.ndarray, rate: float | None) -> tuple[float, 
     paper_numbers={},
 )
 def rollout_model_error(scale: Scale, seed: int, progress=None) -> Measurement:
-    steps = sizes(scale, smoke=400, small=1250)
+    steps = sizes(scale, smoke=400, small=1500)
     n_probe = sizes(scale, smoke=200, small=1000)
-    seeds = _seeds(scale, seed, 4)
+    seeds = _seeds(scale, seed, 5)
     per_seed, rows = [], []
     with torch_threads(1):
         for j, s in enumerate(seeds):
             checkpoints: list[dict] = []
             rng = np.random.default_rng(s + 777)
 
-            def probe(agent: MBPO, real, step: int) -> None:
+            def probe(agent: MBPO, real, step: int, rng=rng, checkpoints=checkpoints,
+                      s=s) -> None:
                 starts = real.all().obs.numpy()
                 starts = starts[rng.integers(0, len(starts), n_probe)]
                 e_pol, u_pol = _probe(agent, starts, None)
@@ -228,7 +219,7 @@ def rollout_model_error(scale: Scale, seed: int, progress=None) -> Measurement:
     paper_numbers={},
 )
 def mountaincar_exploration(scale: Scale, seed: int, progress=None) -> Measurement:
-    steps = sizes(scale, smoke=400, small=3000)
+    steps = sizes(scale, smoke=300, small=2000)
     seeds = _seeds(scale, seed, 3)
     arms = {"mbpo": False, "coplanner": True}
     runs: dict[str, list] = {a: [] for a in arms}

@@ -32,6 +32,7 @@ Differences from the official code, on purpose:
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 from typing import Literal
 
 import numpy as np
@@ -87,7 +88,7 @@ class GaussianEnsemble(nn.Module):
         d_in, self.out_dim = self.obs_dim + self.act_dim, self.obs_dim + 1
         dims = [d_in] + [hidden] * n_layers
         self.layers = nn.ModuleList(_EnsembleLinear(self.n_members, a, b)
-                                    for a, b in zip(dims[:-1], dims[1:]))
+                                    for a, b in pairwise(dims))
         self.head = _EnsembleLinear(self.n_members, hidden, 2 * self.out_dim)
         self.max_logvar = nn.Parameter(torch.full((1, 1, self.out_dim), 0.5))
         self.min_logvar = nn.Parameter(torch.full((1, 1, self.out_dim), -10.0))

@@ -20,7 +20,7 @@ them with ``gymnasium.make``); writing them here gives the vectorised true dynam
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -93,7 +93,7 @@ def mountaincar_termination(next_obs: np.ndarray) -> np.ndarray:
 class _ClassicControl(gym.Env):
     """Shared step/reset bookkeeping: obs as float32, truncation at ``max_episode_steps``."""
 
-    metadata: dict[str, Any] = {"render_modes": []}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
 
     def __init__(self, max_episode_steps: int) -> None:
         if isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, int) \

@@ -38,7 +38,7 @@ from iclr24.kits.reinforcement import SAC, SACConfig, TransitionBuffer, evaluate
 from .dynamics_model import GaussianEnsemble
 from .planner import up_mpc_action
 
-__all__ = ["COPlannerConfig", "MBPO", "MBPOHistory", "RolloutBatch", "rollout_length"]
+__all__ = ["MBPO", "COPlannerConfig", "MBPOHistory", "RolloutBatch", "rollout_length"]
 
 Dynamics = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
@@ -203,11 +203,16 @@ class MBPO:
         return a[0].numpy()
 
     def generate_rollouts(self, start_obs: np.ndarray, length: int, *,
-                          conservative: bool | None = None) -> RolloutBatch:
+                          conservative: bool | None = None,
+                          rate: float | None = None) -> RolloutBatch:
         """Roll the model ``length`` steps from each row of start_obs (n, d_o), every action from
-        UP-MPC(−, α_c) if ``conservative`` (default: the config's ``use_conservative``) else from
-        π; rows stop after a predicted termination. Returns every generated transition."""
+        UP-MPC(−, rate) if ``conservative`` (default: the config's ``use_conservative``; rate
+        default α_c) else from π; rows stop after a predicted termination. Returns every
+        generated transition."""
         _pos_int("length", length)
+        rate = self.config.conservative_rate if rate is None else float(rate)
+        if not rate >= 0:
+            raise ValueError(f"rate must be >= 0; got {rate}")
         if not self.model.fitted:
             raise RuntimeError("the model is not fitted yet")
         conservative = self.config.use_conservative if conservative is None else conservative
@@ -220,7 +225,7 @@ class MBPO:
         with torch.no_grad():
             for _ in range(length):
                 if conservative:  # a = UP-MPC(s, −1, α_c)
-                    act = self._plan(obs, -1, self.config.conservative_rate)
+                    act = self._plan(obs, -1, rate)
                 else:
                     act = self._policy(obs, self.generator)
                 nxt, rew, unc = self.model.sample(obs, act, self.generator)
