@@ -1,0 +1,149 @@
+"""Closed forms of the HDR imaging model, the merge's known answer, alignment, bad input."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from iclr24.papers.selfhdr import (
+    align_to_reference,
+    ldr_to_hdr,
+    make_hdr_scenes,
+    merge_aligned,
+    mu_tonemap,
+    psnr,
+    psnr_mu,
+    tent_weight,
+    triangle_weights,
+)
+
+TIMES = (0.25, 1.0, 4.0)
+
+
+def test_ldr_to_hdr_closed_form():
+    i = np.array([0.0, 0.5, 1.0])
+    assert np.allclose(ldr_to_hdr(i, 0.25), i ** 2.2 * 4)
+    assert np.allclose(ldr_to_hdr(i, 4.0, gamma=1.0), i / 4)
+    t = ldr_to_hdr(torch.tensor([0.5]), 1.0)
+    assert isinstance(t, torch.Tensor) and math.isclose(float(t), 0.5 ** 2.2, rel_tol=1e-6)
+
+
+def test_mu_tonemap_closed_form_and_inverse():
+    assert mu_tonemap(np.array([0.0]))[0] == 0.0
+    assert math.isclose(float(mu_tonemap(np.array([1.0]))[0]), 1.0)
+    x = np.array([1e-4, 0.01, 0.3, 3.6])
+    y = mu_tonemap(x)
+    assert np.allclose(y, np.log(1 + 5000 * x) / np.log(5001))
+    assert np.allclose(((1 + 5000) ** y - 1) / 5000, x)  # T^-1(T(x)) = x
+    assert np.allclose(mu_tonemap(torch.tensor(x)).numpy(), y)
+
+
+def test_mu_tonemap_gradient_matches_derivative():
+    x = torch.tensor([0.001, 0.1, 2.0], dtype=torch.float64, requires_grad=True)
+    mu_tonemap(x).sum().backward()
+    assert torch.allclose(x.grad, 5000 / ((1 + 5000 * x.detach()) * math.log(5001)))
+
+
+def test_tent_weight_values():
+    i = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
+    assert np.allclose(tent_weight(i), [0.0, 0.5, 1.0, 0.5, 0.0])
+    assert torch.allclose(tent_weight(torch.tensor(i)), torch.tensor(tent_weight(i)))
+
+
+@given(st.floats(0, 1))
+def test_triangle_weights_partition_and_tent(v):
+    ws, wr, wl = (float(w[0]) for w in triangle_weights(np.array([v])))
+    assert math.isclose(ws + wr + wl, 1.0, abs_tol=1e-12)
+    assert math.isclose(wr, float(tent_weight(np.array([v]))[0]), abs_tol=1e-12)
+    assert (ws == 0) == (v <= 0.5) and (wl == 0) == (v >= 0.5)
+
+
+@settings(max_examples=25)
+@given(st.integers(0, 10_000))
+def test_merge_of_consistent_exposures_recovers_radiance(seed):
+    rng = np.random.default_rng(seed)
+    r = rng.uniform(0.0, 0.24, size=(3, 4, 5))  # every frame unsaturated: r * 4 <= 1
+    ldrs = np.stack([(r * t) ** (1 / 2.2) for t in TIMES])
+    assert np.allclose(merge_aligned(ldrs, TIMES), r, atol=1e-12)
+    # batched and torch inputs give the same
+    batched = merge_aligned(torch.tensor(ldrs)[None], TIMES)
+    assert torch.allclose(batched[0], torch.tensor(r), atol=1e-12)
+
+
+def test_merge_uses_short_frame_where_reference_saturates():
+    ldrs = np.zeros((3, 1, 1, 2))
+    ldrs[0, ..., 0], ldrs[1, ..., 0], ldrs[2, ..., 0] = 0.8, 1.0, 1.0  # saturated reference
+    ldrs[0, ..., 1], ldrs[1, ..., 1], ldrs[2, ..., 1] = 0.1, 0.2, 0.0  # dark reference (0.2)
+    y = merge_aligned(ldrs, TIMES)
+    assert math.isclose(y[0, 0, 0], 0.8 ** 2.2 / 0.25)
+    # I_2 = 0.2: w_long = 0.6, w_ref = 0.4, w_short = 0
+    assert math.isclose(y[0, 0, 1], 0.4 * 0.2 ** 2.2 + 0.6 * 0.0)
+
+
+def test_align_to_reference_recovers_camera_shifts():
+    scenes = make_hdr_scenes(12, 48, seed=3, sprite_size=4)
+    hits = 0
+    for s in range(len(scenes)):
+        aligned, shifts = align_to_reference(scenes.ldrs[s], scenes.times)
+        assert aligned.shape == scenes.ldrs[s].shape and np.all(shifts[1] == 0)
+        assert np.array_equal(aligned[1], scenes.ldrs[s, 1])
+        hits += np.array_equal(shifts, scenes.camera_shifts[s])
+    assert hits >= 9  # phase correlation is not perfect on small smooth crops
+
+
+def test_align_undoes_a_known_shift():
+    from scipy.ndimage import shift
+
+    scenes = make_hdr_scenes(1, 48, seed=0, sprite_size=1, noise=0.0)
+    ldrs = scenes.ldrs[0].copy()
+    ref = ldrs[1]
+    ldrs[0] = np.clip((ref ** 2.2 * 0.25) ** (1 / 2.2), 0, 1)
+    ldrs[0] = shift(ldrs[0], (0, 2, -1), order=0, mode="nearest")
+    ldrs[2] = shift(np.clip(ref ** 2.2 * 4, 0, 1) ** (1 / 2.2), (0, -3, 0), order=0, mode="nearest")
+    _, shifts = align_to_reference(ldrs, TIMES)
+    assert np.array_equal(shifts, [[-2, 1], [0, 0], [3, 0]])
+
+
+def test_psnr_closed_form_and_mask():
+    a = torch.zeros(1, 3, 2, 2)
+    b = torch.full((1, 3, 2, 2), 0.1)
+    assert math.isclose(psnr(a, b), 20.0, rel_tol=1e-6)
+    mask = torch.tensor([[True, False], [False, False]])
+    b2 = b.clone()
+    b2[..., 1:, :] = 0.5
+    assert math.isclose(psnr(a[0], b2[0], mask=mask), 20.0, rel_tol=1e-6)
+    assert math.isclose(psnr_mu(b, b), 200.0, rel_tol=1e-6)
+
+
+@pytest.mark.parametrize("times, match", [
+    ((0.25, 1.0, 0.0), "> 0"), ((-1.0, 1.0, 4.0), "> 0"), ((1.0, 4.0, 16.0), "times\\[1\\]"),
+    ((0.25, 1.0), "3 exposure"), ((4.0, 1.0, 0.25), "increasing"),
+])
+def test_bad_times_raise(times, match):
+    ldrs = np.full((3, 3, 4, 4), 0.5)
+    with pytest.raises(ValueError, match=match):
+        merge_aligned(ldrs, times)
+    with pytest.raises(ValueError, match=match):
+        align_to_reference(ldrs, times)
+
+
+def test_bad_images_raise():
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        ldr_to_hdr(np.array([1.5]), 1.0)
+    with pytest.raises(ValueError, match="> 0"):
+        ldr_to_hdr(np.array([0.5]), 0.0)
+    with pytest.raises(ValueError, match="shape"):
+        merge_aligned(np.full((2, 3, 4, 4), 0.5), TIMES)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        merge_aligned(np.full((3, 3, 4, 4), 255.0), TIMES)
+    with pytest.raises(ValueError, match="one scene"):
+        align_to_reference(np.full((1, 3, 3, 4, 4), 0.5), TIMES)
+    with pytest.raises(ValueError, match="'phase'"):
+        align_to_reference(np.full((3, 3, 4, 4), 0.5), TIMES, method="flow")
+    with pytest.raises(ValueError, match=">= 0"):
+        mu_tonemap(np.array([-0.1]))
+    with pytest.raises(TypeError):
+        tent_weight([0.5])
