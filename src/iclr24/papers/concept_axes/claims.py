@@ -22,9 +22,10 @@ def _config(scale: Scale):
                                n_train=64, encoder_steps=8, encoder_batch=16, n_eval=12,
                                sample_steps=4),
         small=ExperimentConfig(StandinConfig(image_size=16, unet_channels=(16, 32),
-                                             t2i_steps=300, t2i_batch=32, cnn_width=16,
-                                             cnn_steps=300),
-                               n_train=256, encoder_steps=60, encoder_batch=16, n_eval=48,
+                                             t2i_steps=250, t2i_batch=32, cnn_width=16,
+                                             cnn_steps=200),
+                               n_train=256, encoder_steps=50, encoder_batch=16, encoder_lr=3e-3,
+                               n_eval=48,
                                sample_steps=20))
 
 

@@ -7,7 +7,7 @@ only). Each is replaced by a small model trained once on :mod:`.world` scenes, c
 - :class:`TinyTextEncoder` (T5's role): an embedding table plus one transformer layer, run on
   input embeddings so placeholder rows can be swapped in;
 - :class:`TinyTextToImage` (IF stage I's role): a tiny ``diffusers`` ``UNet2DConditionModel``
-  (cross-attention to the text encoder's output) with a ``DDPMScheduler`` (cosine schedule, as
+  (two levels; cross-attention to the text encoder's output at the lower one) with a ``DDPMScheduler`` (cosine schedule, as
   IF) for training and a DDIM sampler for generation. Trained jointly with the text encoder on
   captions "a photo of <shape> with <colour> color and <texture> material" whose colour word is
   a fine hue word (24 bins), a coarse colour word (6 bins) or the generic word, so language here,
@@ -94,8 +94,8 @@ class TinyTextToImage(nn.Module):
         self.unet = UNet2DConditionModel(
             sample_size=image_size, in_channels=3, out_channels=3, layers_per_block=1,
             block_out_channels=tuple(channels),
-            down_block_types=("CrossAttnDownBlock2D", "CrossAttnDownBlock2D"),
-            up_block_types=("CrossAttnUpBlock2D", "CrossAttnUpBlock2D"),
+            down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),  # attention at H/2 only
+            up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
             cross_attention_dim=cond_dim, attention_head_dim=8, norm_num_groups=8)
         self.train_scheduler = DDPMScheduler(num_train_timesteps=timesteps,
                                              beta_schedule="squaredcos_cap_v2")
