@@ -35,6 +35,7 @@ from iclr24.papers.lm_compression import (
     decompress,
     encode_symbols,
     encode_token_sequences,
+    floor_pdf,
     mask_rescale,
     max_decodable_tokens,
     quantize_pdf,
@@ -161,6 +162,60 @@ def test_lockstep_group_decodes_each_row_like_a_single_sequence():
         alone: list[float] = []
         encode_token_sequences(model, [s], ideal_bits=alone)
         assert alone[0] == pytest.approx(bits, rel=1e-6)
+
+
+class _StepOnly:
+    """The n-gram behind a session without ``block_probs``: forces step-by-step encoding."""
+
+    def __init__(self, model):
+        self.model = model
+        self.vocab_size, self.tokenizer = model.vocab_size, model.tokenizer
+        self.context_length = model.context_length
+
+    def session(self, batch_size=1):
+        sess = self.model.session(batch_size)
+
+        class Session:
+            next_probs = sess.next_probs
+            next_log_probs = sess.next_log_probs
+            feed = sess.feed
+
+        return Session()
+
+
+@pytest.mark.parametrize("block", [1, 3, 64])
+def test_ngram_block_encoder_gives_the_step_by_step_stream(block, monkeypatch):
+    import iclr24.papers.lm_compression.model_coding as mc
+
+    monkeypatch.setattr(mc, "_BLOCK_STEPS", block)
+    model = _ngram()
+    rng = np.random.default_rng(block)
+    seqs = [list(TEXT[:170]), list(rng.integers(0, 256, 97)), list(TEXT[3:4]), [],
+            list(TEXT[200:330])]
+    fast_bits, slow_bits, fast_alone, slow_alone = [], [], [], []
+    fast = encode_token_sequences(model, seqs, ideal_bits=fast_bits, separate_bytes=fast_alone)
+    slow = encode_token_sequences(_StepOnly(model), seqs, ideal_bits=slow_bits,
+                                  separate_bytes=slow_alone)
+    assert fast == slow and fast_alone == slow_alone
+    np.testing.assert_allclose(fast_bits, slow_bits, rtol=1e-12)
+    assert decode_token_sequences(model, fast, [len(s) for s in seqs]) == seqs
+
+
+def test_ngram_block_probs_grows_its_online_arrays_mid_block():
+    model = _ngram()
+    rng = np.random.default_rng(0)
+    toks = rng.integers(0, 256, (300, 4))  # random bytes: new contexts at every step
+    sess = model.session(4)
+    sess._online.__init__(capacity=64)  # smallest arrays: the kernel must stop and resume
+    fp, p_sym = sess.block_probs(toks, FLOAT32_EPS)
+    ref = model.session(4)
+    for t in range(300):
+        p = ref.next_probs()
+        np.testing.assert_array_equal(fp[t], floor_pdf(p))
+        np.testing.assert_array_equal(p_sym[t], p[np.arange(4), toks[t]])
+        ref.feed(toks[t].tolist())
+    with pytest.raises(ValueError, match=r"\(K, 4\)"):
+        sess.block_probs(toks[:, :3], FLOAT32_EPS)
 
 
 def test_real_rate_close_to_ideal_and_model_beats_gzip_on_its_text():

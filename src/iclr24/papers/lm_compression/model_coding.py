@@ -70,6 +70,8 @@ _MAGIC = b"LMC"
 # bits a range decoder may still hold once its input words are used up (its 64-bit state, plus
 # margin): more information than this decoded after exhaustion means the stream is too short
 _STATE_BITS = 128
+# steps per call of a session's ``block_probs`` (the n-gram encoder's fast path)
+_BLOCK_STEPS = 64
 
 
 def _check_model(model: Any) -> None:
@@ -128,7 +130,24 @@ def encode_token_sequences(model: Any, sequences: Sequence[Sequence[int]], *,
     nats = np.zeros(len(seqs))
     with torch_threads(threads):
         sess = model.session(len(seqs)) if steps else None
-        for t in range(steps):
+        block = getattr(sess, "block_probs", None)
+        for t0 in range(0, steps, _BLOCK_STEPS) if block is not None else ():
+            # the encoder knows its tokens: a session that can score a block of known tokens
+            # bit-identically to step-by-step coding (the n-gram) does _BLOCK_STEPS steps per
+            # call, and the symbols of all those steps (step-major, rows in order: the order
+            # the decoder reads them) go to the range coder in one call
+            t1 = min(steps, t0 + _BLOCK_STEPS)
+            fp, p_sym = block(padded[:, t0:t1].T, FLOAT32_EPS)
+            live = lengths[None, :] > np.arange(t0, t1)[:, None]          # (K, B)
+            sym = padded[:, t0:t1].T
+            enc.encode(fp[live], sym[live], floor=False)
+            if alone is not None:
+                for b in range(len(seqs)):
+                    alone[b].encode(fp[live[:, b], b], sym[live[:, b], b], floor=False)
+            nats -= np.where(live, np.log(p_sym), 0.0).sum(axis=0)  # −ln p(x_t | x_<t)
+            if progress is not None:
+                progress(t1, steps)
+        for t in range(steps) if block is None else ():
             active = np.flatnonzero(lengths > t)
             p = _step_probs(sess)
             p = p if active.size == p.shape[0] else p[active]
@@ -172,10 +191,16 @@ def decode_token_sequences(model: Any, stream: bytes, lengths: Sequence[int], *,
     bits_after_exhaustion = 0.0
     with torch_threads(threads):
         sess = model.session(int(lengths.size)) if steps else None
+        floored = getattr(sess, "next_floored_probs", None)  # the n-gram: floor fused in
+        every, shortest = np.arange(lengths.size), int(lengths.min())
         for t in range(steps):
-            active = np.flatnonzero(lengths > t)
-            p = _step_probs(sess)
-            fp = floor_pdf(p if active.size == p.shape[0] else p[active])
+            active = every if t < shortest else np.flatnonzero(lengths > t)
+            if floored is not None:  # rows are floored independently: select after
+                fp = floored(FLOAT32_EPS)
+                fp = fp if active.size == fp.shape[0] else fp[active]
+            else:  # exactly what the encoder floors
+                p = _step_probs(sess)
+                fp = floor_pdf(p if active.size == p.shape[0] else p[active])
             dry = dec.exhausted             # every word read before this step's symbols
             sym = dec.decode(fp, floor=False)
             out[active, t] = sym
@@ -187,7 +212,7 @@ def decode_token_sequences(model: Any, stream: bytes, lengths: Sequence[int], *,
                         f"corrupted stream: {int(lengths.sum())} tokens declared but the "
                         f"{len(stream)}-byte stream ran dry after step {t + 1} of {steps}")
             if t + 1 < steps:
-                sess.feed(out[:, t].tolist())
+                sess.feed(out[:, t] if floored is not None else out[:, t].tolist())
             if progress is not None:
                 progress(t + 1, steps)
     return [out[b, :n].tolist() for b, n in enumerate(lengths)]

@@ -42,7 +42,8 @@ _ORDER_SHIFT = 56          # table key = order << 56 | context id (contexts of <
 
 
 class _Counts:
-    """Trained counts of every order in one table: sorted keys ``order << 56 | context``, dense
+    """Trained counts of every order in one table: keys ``order << 56 | context`` (looked up
+    through an open-addressing hash, ``tkeys``/``trow``), dense
     counts (N + 1, 256) as float32 (exact below 2^24; row N is all zeros, for contexts training
     never saw), the same rows in CSR form (``indptr``, ``indices``, ``values``: the mixture only
     visits nonzero counts), n(c) and u(c) per row."""
@@ -57,6 +58,9 @@ class _Counts:
                                                                  minlength=len(self.counts)))])
         self.indices = cols.astype(np.int64)
         self.values = self.counts[rows, cols].astype(np.float64)
+        from .numba_kernels import trained_hash
+
+        self.tkeys, self.trow = trained_hash(keys)
 
     @property
     def size(self) -> int:
@@ -82,6 +86,8 @@ class _NGramSession:
         self._hist = 0                                                 # bytes fed (all rows)
         self._online = OnlineCounts(capacity=64 * orders * batch_size)
         self._current: np.ndarray | None = None
+        self._rows = np.zeros((orders, batch_size), dtype=np.int64)   # lookups of next_probs
+        self._slots = np.zeros((orders, batch_size), dtype=np.int64)
 
     def _orders_with_context(self) -> int:
         return min(self.model.order, self._hist) + 1
@@ -94,7 +100,8 @@ class _NGramSession:
 
         m, t, o = self.model, self.model._counts, self._online
         out = np.empty((self.batch_size, 256))
-        mixture_probs(out, self._ctx, self._orders_with_context(), t.keys, t.indptr, t.indices,
+        mixture_probs(out, self._rows, self._slots, self._ctx, self._orders_with_context(),
+                      t.tkeys, t.trow, t.indptr, t.indices,
                       t.values, t.n, t.u, o.hkeys, o.hslot, o.sn, o.su, o.shead, o.sdense, o.dense, o.ebyte,
                       o.ecount, o.enext, m.smoothing == "witten_bell", m.alpha)
         self._current = out
@@ -103,8 +110,48 @@ class _NGramSession:
     def next_log_probs(self) -> np.ndarray:
         return np.log(self.next_probs())
 
-    def feed(self, tokens: Sequence[int]) -> None:
-        toks = np.asarray(tokens, dtype=np.int64)
+    def next_floored_probs(self, eps: float) -> np.ndarray:
+        """``floor_pdf(next_probs())`` (B, 256) in one compiled call (the decoder's step)."""
+        from .numba_kernels import floor_rows
+
+        out, ok = floor_rows(self.next_probs(), eps)
+        if not ok:
+            raise ValueError("the n-gram mixture produced an invalid distribution")
+        return out
+
+    def block_probs(self, tokens: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+        """For the next K tokens of every row, known in advance (``tokens`` (K, B)): the
+        ε-floored distributions (K, B, 256) that K rounds of ``floor_pdf(next_probs())`` and
+        ``feed`` would give, and each token's unfloored probability (K, B); the session is left
+        after feeding all K tokens. One compiled call instead of 3K Python-level calls (the
+        encoder knows its tokens; the decoder cannot use this)."""
+        from .numba_kernels import block_probs
+
+        toks = np.ascontiguousarray(tokens, dtype=np.int64)
+        if toks.ndim != 2 or toks.shape[1] != self.batch_size:
+            raise ValueError(f"tokens must be (K, {self.batch_size}), got {toks.shape}")
+        if toks.size and (toks.min() < 0 or toks.max() >= 256):
+            raise ValueError("byte tokens must lie in [0, 256)")
+        m, t, o = self.model, self.model._counts, self._online
+        floored = np.empty((toks.shape[0], self.batch_size, 256))
+        p_sym = np.empty(toks.shape)
+        done = 0
+        while done < toks.shape[0]:
+            if m.adaptive:
+                o.reserve((m.order + 1) * self.batch_size)  # room for at least one more step
+            done = block_probs(floored, p_sym, toks, done, self._ctx, self._masks, self._hist,
+                               m.order, m.adaptive, eps, t.tkeys, t.trow, t.indptr, t.indices,
+                               t.values, t.n, t.u, t.counts, o.hkeys, o.hslot, o.sn, o.su,
+                               o.shead, o.slen, o.sdense, o.dense, o.ebyte, o.ecount, o.enext,
+                               o.used, m.smoothing == "witten_bell", m.alpha)
+            if done < 0:
+                raise ValueError("the n-gram mixture produced an invalid distribution")
+        self._hist += toks.shape[0]
+        self._current = None
+        return floored, p_sym
+
+    def feed(self, tokens: Sequence[int] | np.ndarray) -> None:
+        toks = np.ascontiguousarray(tokens, dtype=np.int64)
         if toks.shape != (self.batch_size,):
             raise ValueError(f"feed expects {self.batch_size} tokens, got {toks.size}")
         if toks.size and (toks.min() < 0 or toks.max() >= 256):
@@ -115,10 +162,13 @@ class _NGramSession:
             t, o = self.model._counts, self._online
             k = self._orders_with_context()
             o.reserve(k * self.batch_size)
-            update_counts(toks, self._ctx, k, t.keys, t.counts, o.hkeys, o.hslot, o.sn, o.su,
+            update_counts(toks, self._ctx, k, t.tkeys, t.trow, self._rows, self._slots,
+                          self._current is not None, t.counts, o.hkeys, o.hslot, o.sn, o.su,
                           o.shead, o.slen, o.sdense, o.dense, o.ebyte, o.ecount, o.enext,
                           o.used)  # n(c_k, b) += 1
-        self._ctx = ((self._ctx << 8) | toks[None, :]) & self._masks[:, None]
+        from .numba_kernels import advance_contexts
+
+        advance_contexts(self._ctx, toks, self._masks)  # c_k <- last k bytes
         self._hist += 1
         self._current = None
 

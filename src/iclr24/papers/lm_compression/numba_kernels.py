@@ -22,20 +22,50 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["OnlineCounts", "floor_rows", "mixture_probs", "update_counts"]
+__all__ = ["OnlineCounts", "advance_contexts", "block_probs", "floor_rows", "mixture_probs", "trained_hash",
+           "update_counts"]
 
 _EMPTY = -1
 PROMOTE = 16
 
 
 @njit(cache=True)
-def _trained_row(keys: np.ndarray, key: np.int64) -> np.int64:
-    """Row of ``key`` in the sorted trained keys, or len(keys) (the all-zero row)."""
-    n = keys.size
-    i = np.searchsorted(keys, key)
-    if i < n and keys[i] == key:
-        return i
-    return n
+def _trained_row(tkeys: np.ndarray, trow: np.ndarray, key: np.int64) -> np.int64:
+    """Row of ``key`` in the trained table through its hash (:func:`trained_hash`), or the
+    all-zero row ``trow[-1]`` for a context training never saw."""
+    mask = tkeys.size - 1
+    h = _bucket(key, mask)  # power-of-two table, linear probing
+    while True:
+        k = tkeys[h]
+        if k == key:
+            return trow[h]
+        if k == _EMPTY:
+            return trow[tkeys.size]  # the all-zero row, for contexts training never saw
+        h = (h + 1) & mask
+
+
+@njit(cache=True)
+def _fill_trained_hash(keys: np.ndarray, tkeys: np.ndarray, trow: np.ndarray) -> None:
+    mask = tkeys.size - 1
+    for i in range(keys.size):
+        h = _bucket(keys[i], mask)
+        while tkeys[h] != _EMPTY:
+            h = (h + 1) & mask
+        tkeys[h] = keys[i]
+        trow[h] = i
+    trow[tkeys.size] = keys.size
+
+
+def trained_hash(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Open-addressing table over the trained keys (load factor <= 1/4): ``(tkeys, trow)``,
+    ``trow[h]`` the row of ``tkeys[h]`` and ``trow[-1]`` the all-zero row (``len(keys)``).
+    One probe per lookup, where a binary search over the sorted keys took ~log2(N) cache
+    misses."""
+    size = 1 << max(4 * int(keys.size) - 1, 63).bit_length()
+    tkeys = np.full(size, _EMPTY, dtype=np.int64)
+    trow = np.zeros(size + 1, dtype=np.int64)
+    _fill_trained_hash(np.ascontiguousarray(keys, dtype=np.int64), tkeys, trow)
+    return tkeys, trow
 
 
 @njit(cache=True)
@@ -77,13 +107,16 @@ def _online_key(row: int, k: int, orders: int, ctx: np.int64) -> np.int64:
 
 
 @njit(cache=True)
-def mixture_probs(out: np.ndarray, ctx: np.ndarray, n_orders: int, keys: np.ndarray,
+def mixture_probs(out: np.ndarray, rows_out: np.ndarray, slots_out: np.ndarray,
+                  ctx: np.ndarray, n_orders: int, tkeys: np.ndarray, trow: np.ndarray,
                   indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, tn: np.ndarray,
                   tu: np.ndarray, hkeys: np.ndarray, hslot: np.ndarray, sn: np.ndarray,
                   su: np.ndarray, shead: np.ndarray, sdense: np.ndarray, dense: np.ndarray,
                   ebyte: np.ndarray, ecount: np.ndarray, enext: np.ndarray, witten_bell: bool,
                   alpha: float) -> None:
     """out (B, 256) float64 <- next-byte probabilities of every row; ctx (orders, B).
+    rows_out, slots_out (orders, B) <- the trained row and online slot (-1: none) of every
+    context looked up, which ``update_counts`` reuses for the same contexts.
 
     The recursion unrolled from p_{-1} = 1/256 (w_k = 1/(n_k + u_k), v_k = u_k/(n_k + u_k), and
     w_k = 0, v_k = 1 for an unseen context):
@@ -100,8 +133,10 @@ def mixture_probs(out: np.ndarray, ctx: np.ndarray, n_orders: int, keys: np.ndar
     for b in range(out.shape[0]):
         for k in range(n_orders):
             c = ctx[k, b]
-            row = _trained_row(keys, (np.int64(k) << 56) | c)
+            row = _trained_row(tkeys, trow, (np.int64(k) << 56) | c)
             slot = _find_slot(hkeys, hslot, _online_key(b, k, orders, c))
+            rows_out[k, b] = row
+            slots_out[k, b] = slot
             n = tn[row]
             u = tu[row] if witten_bell else alpha
             if slot >= 0:
@@ -146,7 +181,8 @@ def mixture_probs(out: np.ndarray, ctx: np.ndarray, n_orders: int, keys: np.ndar
 
 
 @njit(cache=True)
-def update_counts(tokens: np.ndarray, ctx: np.ndarray, n_orders: int, keys: np.ndarray,
+def update_counts(tokens: np.ndarray, ctx: np.ndarray, n_orders: int, tkeys: np.ndarray,
+                  trow: np.ndarray, rows_in: np.ndarray, slots_in: np.ndarray, looked_up: bool,
                   counts: np.ndarray, hkeys: np.ndarray, hslot: np.ndarray, sn: np.ndarray,
                   su: np.ndarray, shead: np.ndarray, slen: np.ndarray, sdense: np.ndarray,
                   dense: np.ndarray, ebyte: np.ndarray, ecount: np.ndarray, enext: np.ndarray,
@@ -154,7 +190,9 @@ def update_counts(tokens: np.ndarray, ctx: np.ndarray, n_orders: int, keys: np.n
     """Count ``tokens`` (B,) after each row's current contexts of orders < n_orders.
 
     used = [slots, entries, dense rows used]; the caller guarantees room for orders·B more of
-    each.
+    each. looked_up: ``rows_in``/``slots_in`` hold ``mixture_probs``' lookups of these very
+    contexts (a slot of -1 is absent: rows have distinct keys, so it is created without a
+    search); otherwise every context is looked up here.
     """
     orders = ctx.shape[0]
     for b in range(tokens.size):
@@ -162,7 +200,12 @@ def update_counts(tokens: np.ndarray, ctx: np.ndarray, n_orders: int, keys: np.n
         for k in range(n_orders):
             c = ctx[k, b]
             okey = _online_key(b, k, orders, c)
-            slot = _find_slot(hkeys, hslot, okey)
+            if looked_up:
+                row = rows_in[k, b]
+                slot = slots_in[k, b]
+            else:
+                row = _trained_row(tkeys, trow, (np.int64(k) << 56) | c)
+                slot = _find_slot(hkeys, hslot, okey)
             if slot < 0:
                 slot = used[0]
                 used[0] += 1
@@ -174,8 +217,7 @@ def update_counts(tokens: np.ndarray, ctx: np.ndarray, n_orders: int, keys: np.n
                 _insert_slot(hkeys, hslot, okey, slot)
             d = sdense[slot]
             if d >= 0:
-                if dense[d, sym] == 0 and counts[_trained_row(keys, (np.int64(k) << 56) | c),
-                                                 sym] == 0:
+                if dense[d, sym] == 0 and counts[row, sym] == 0:
                     su[slot] += 1.0
                 dense[d, sym] += 1.0
                 sn[slot] += 1.0
@@ -191,7 +233,6 @@ def update_counts(tokens: np.ndarray, ctx: np.ndarray, n_orders: int, keys: np.n
                 enext[e] = shead[slot]
                 shead[slot] = e
                 slen[slot] += 1
-                row = _trained_row(keys, (np.int64(k) << 56) | c)
                 if counts[row, sym] == 0:
                     su[slot] += 1.0  # a byte never seen after this context: u(c) += 1
             ecount[e] += 1.0  # n(c, b) += 1
@@ -215,12 +256,12 @@ def floor_rows(p: np.ndarray, eps: float) -> tuple[np.ndarray, bool]:
     v = p.shape[1]
     for b in range(p.shape[0]):
         s = 0.0
-        for j in range(v):
+        lowest = 0.0
+        for j in range(v):  # branch-free: a NaN or inf entry makes s NaN or inf
             x = p[b, j]
-            if not (x >= 0.0) or x == np.inf:
-                return out, False
             s += x
-        if not (s > 0.0) or s == np.inf:
+            lowest = min(lowest, x)
+        if lowest < 0.0 or not (s > 0.0) or s == np.inf:
             return out, False
         scale = (1.0 - 2.0 * v * eps) / s
         for j in range(v):
@@ -281,3 +322,57 @@ class OnlineCounts:
             grown = np.zeros((max(need_d, 2 * self.dense.shape[0]), 256))
             grown[:self.dense.shape[0]] = self.dense
             self.dense = grown
+
+
+@njit(cache=True)
+def advance_contexts(ctx: np.ndarray, tokens: np.ndarray, masks: np.ndarray) -> None:
+    """ctx (orders, B) <- each row's last k bytes after appending ``tokens`` (B,)."""
+    for k in range(ctx.shape[0]):
+        for b in range(ctx.shape[1]):
+            ctx[k, b] = ((ctx[k, b] << 8) | tokens[b]) & masks[k]
+
+
+@njit(cache=True)
+def block_probs(floored: np.ndarray, p_sym: np.ndarray, tokens: np.ndarray, start: int,
+                ctx: np.ndarray, masks: np.ndarray, hist: int, order: int, adaptive: bool,
+                eps: float,
+                tkeys: np.ndarray, trow: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
+                values: np.ndarray, tn: np.ndarray, tu: np.ndarray, counts: np.ndarray,
+                hkeys: np.ndarray, hslot: np.ndarray, sn: np.ndarray, su: np.ndarray,
+                shead: np.ndarray, slen: np.ndarray, sdense: np.ndarray, dense: np.ndarray,
+                ebyte: np.ndarray, ecount: np.ndarray, enext: np.ndarray, used: np.ndarray,
+                witten_bell: bool, alpha: float) -> int:
+    """K rounds of (mixture_probs -> floor_rows -> update_counts -> advance) for B rows whose
+    next K tokens are known (``tokens`` (K, B)): floored (K, B, 256) <- what the decoder's
+    ``floor_pdf(next_probs())`` gives at each step, p_sym (K, B) <- the unfloored probability
+    of each token. The same kernels in the same order as step-by-step coding, so the floats
+    are identical. Starts at step ``start`` (``hist`` counts the bytes fed before step 0) and
+    advances ``ctx`` in place. Returns the number of steps done: K, fewer when the online
+    arrays need room first (the caller grows them and calls again from there), or -1 if a
+    row was not a valid pdf."""
+    orders = ctx.shape[0]
+    b_rows = ctx.shape[1]
+    rows = np.empty((orders, b_rows), dtype=np.int64)
+    slots = np.empty((orders, b_rows), dtype=np.int64)
+    out = np.empty((b_rows, 256))
+    need = orders * b_rows
+    for step in range(start, tokens.shape[0]):
+        if adaptive and (used[0] + need > sn.size or used[1] + need > ebyte.size
+                         or used[2] + need > dense.shape[0]):
+            return step
+        n_orders = min(order, hist + step) + 1
+        mixture_probs(out, rows, slots, ctx, n_orders, tkeys, trow, indptr, indices, values,
+                      tn, tu, hkeys, hslot, sn, su, shead, sdense, dense, ebyte, ecount, enext,
+                      witten_bell, alpha)
+        fl, ok = floor_rows(out, eps)
+        if not ok:
+            return -1
+        floored[step] = fl
+        for b in range(b_rows):
+            p_sym[step, b] = out[b, tokens[step, b]]
+        if adaptive:
+            update_counts(tokens[step], ctx, n_orders, tkeys, trow, rows, slots, True, counts,
+                          hkeys, hslot, sn, su, shead, slen, sdense, dense, ebyte, ecount, enext,
+                          used)
+        advance_contexts(ctx, tokens[step], masks)
+    return tokens.shape[0]
