@@ -9,6 +9,7 @@ from iclr24.papers.gapn import (
     AssemblyProblem,
     Dimer,
     DockingReward,
+    PairScorer,
     apply_transform,
     assemble_tree,
     compose,
@@ -17,6 +18,7 @@ from iclr24.papers.gapn import (
     greedy_assemble,
     kabsch_rmsd,
     tm_score,
+    tree_path,
 )
 
 
@@ -131,3 +133,17 @@ def test_gymnasium_api_and_observation(gt3):
     assert env.observation_space.contains(clone.observation())
     # only dimer information is exposed: the native's poses are not in the observation
     assert set(obs) == {"placed", "action_mask", "node_features", "edge_features", "adjacency"}
+
+
+def test_tree_path_and_pair_memo():
+    assert tree_path((0, 1, 2), (0, 3)) == (2, 1, 0, 3)
+    assert tree_path((0, 1), (0, 1, 4)) == (1, 4)
+    assert tree_path((0,), (0, 5, 6)) == (0, 5, 6)
+    c = generate_complexes(1, (4, 4), seed=8)[0]
+    scorer = PairScorer(c.problem)
+    first = scorer((0, 1, 2))
+    assert scorer((2, 1, 0)) == first and scorer.evaluations == 1  # both directions, one memo
+    # the relative pose along a path is the composition of the dimers on it
+    pose = scorer.relative_pose((0, 1, 2))
+    ref = compose(c.problem.relative(0, 1), c.problem.relative(1, 2))
+    assert np.allclose(pose[0], ref[0]) and np.allclose(pose[1], ref[1])

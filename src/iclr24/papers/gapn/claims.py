@@ -39,8 +39,12 @@ def _figure():
 
 
 def _config(scale: Scale, adversarial_weight: float) -> GAPNConfig:
-    return GAPNConfig(iterations=sizes(scale, smoke=8, small=60),
-                      episodes_per_batch=sizes(scale, smoke=16, small=32),
+    """The spec's PPO settings, except lr 1e-3 instead of 3e-4: with 60 PPO batches (the CPU
+    budget) lr 3e-4 had not yet caught up with greedy even after 120 batches (in-range TM 0.74
+    vs 0.85 on a pilot run), lr 1e-3 reached 0.83 after 60; chosen on that pilot, before any
+    claim ran at small."""
+    return GAPNConfig(iterations=sizes(scale, smoke=12, small=60),
+                      episodes_per_batch=sizes(scale, smoke=16, small=32), lr=1e-3,
                       adversarial_weight=adversarial_weight)
 
 
@@ -79,9 +83,9 @@ def reward_alignment(scale: Scale, seed: int, progress=None) -> Measurement:
     from scipy.stats import spearmanr
 
     progress = progress or (lambda *a, **k: None)
-    n_complexes = sizes(scale, smoke=4, small=20)
-    n_trees = sizes(scale, smoke=15, small=50)
-    complexes = generate_complexes(n_complexes, (4, sizes(scale, smoke=7, small=10)),
+    n_complexes = sizes(scale, smoke=3, small=20)
+    n_trees = sizes(scale, smoke=12, small=50)
+    complexes = generate_complexes(n_complexes, (4, sizes(scale, smoke=6, small=10)),
                                    1_000_003 * seed + 7)
     rng = np.random.default_rng(seed)
     rhos, top_gain, rows, scatter = [], [], [], []
@@ -253,9 +257,9 @@ def search_cost(scale: Scale, seed: int, progress=None) -> Measurement:
             train_times.append(time.process_time() - t0)
             for split, data in (("in_range", test_in), ("large", test_large)):
                 for k, c in enumerate(data):
-                    for arm, fn in (("gapn", lambda e: gapn_assemble(e, policy)),
-                                    ("mcts", lambda e: mcts_assemble(e, _MCTS_SIMULATIONS,
-                                                                     _MCTS_C, rng=rng))):
+                    for arm, fn in (("gapn", lambda e, p=policy: gapn_assemble(e, p)),
+                                    ("mcts", lambda e, g=rng: mcts_assemble(
+                                        e, _MCTS_SIMULATIONS, _MCTS_C, rng=g))):
                         env = AssemblyEnv(c.problem)
                         t0 = time.process_time()
                         res = fn(env)

@@ -8,7 +8,8 @@ confidences) and tests the search/policy part, GAPN's contribution, not structur
 - a chain is a rigid cloud of n ∈ [20, 60] "Cα" points, uniform in a ball of radius
   2.84 n^0.38 Å (the ball whose radius of gyration matches R_g ≈ 2.2 n^0.38 Å), at least 3.8 Å
   apart (rejection sampling), centred at its centroid;
-- the native: chain 0 at the origin; each next chain gets a random placed partner, a random
+- the native: chain 0 at the origin; each next chain gets a random placed partner (another one
+  if 50 draws find no clash-free pose on it), a random
   direction and rotation, and slides in until >= 10 cross pairs are within 8 Å of the partner
   with no pair < 3 Å to any placed chain (otherwise a fresh draw). Native contact graph = chain
   pairs with >= 5 pairs within 8 Å (it usually has cycles: several spanning trees are correct);
@@ -239,10 +240,17 @@ def generate_complex(n_chains: int, rng: np.random.Generator, *, mode: str = "af
     poses: list[Transform] = [eye]
     placed = [chains[0]]
     for k in range(1, n_chains):
-        partner = int(rng.integers(0, k))
-        others = [placed[m] for m in range(k) if m != partner]
-        poses.append(_dock(placed[partner], others, chains[k], rng, config))
-        placed.append(apply_transform(poses[k], chains[k]))
+        for partner in rng.permutation(k):  # a random placed partner; a buried one is skipped
+            others = [placed[m] for m in range(k) if m != partner]
+            try:
+                pose = _dock(placed[partner], others, chains[k], rng, config, max_attempts=50)
+                break
+            except RuntimeError:
+                continue
+        else:
+            raise RuntimeError(f"no placed chain can take chain {k} without clashes")
+        poses.append(pose)
+        placed.append(apply_transform(pose, chains[k]))
     contacts = frozenset(
         (i, j) for i in range(n_chains) for j in range(i + 1, n_chains)
         if _count_pairs(placed[i], placed[j], CONTACT_CUTOFF) >= config.native_contact_pairs)

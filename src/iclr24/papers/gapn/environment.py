@@ -28,8 +28,9 @@ path between them); an environment and its clones share one scorer.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -86,7 +87,7 @@ class PairScorer:
     def relative_pose(self, path: tuple[int, ...]) -> Transform:
         """Pose of path[-1] in path[0]'s frame: T_{p0 p1} ∘ T_{p1 p2} ∘ …."""
         pose: Transform = (np.eye(3), np.zeros(3))
-        for a, b in zip(path[:-1], path[1:]):
+        for a, b in itertools.pairwise(path):
             pose = compose(pose, self.problem.relative(a, b))
         return pose
 
@@ -140,7 +141,7 @@ class AssemblyEnv(gym.Env):
     apply; use ``valid_actions()`` / ``action_mask``.
     """
 
-    metadata = {"render_modes": []}
+    metadata: ClassVar[dict] = {"render_modes": []}
 
     def __init__(self, problem: AssemblyProblem, reward: DockingReward = DockingReward(), *,
                  scorer: PairScorer | None = None) -> None:

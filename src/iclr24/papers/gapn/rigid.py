@@ -20,6 +20,7 @@ searches the chain correspondence; here the correspondence is known, so it is no
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -130,7 +131,7 @@ def tm_d0(length: int) -> float:
 
 def _seeds(length: int, bounds: Sequence[int]) -> list[np.ndarray]:
     seeds = [np.arange(length)]
-    seeds += [np.arange(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b - a >= 3]
+    seeds += [np.arange(a, b) for a, b in itertools.pairwise(bounds) if b - a >= 3]
     for w in (length // 2, length // 4):
         if w >= 4:
             seeds += [np.arange(s, s + w) for s in range(0, length - w + 1, max(w // 2, 1))]

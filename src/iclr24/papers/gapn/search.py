@@ -28,8 +28,8 @@ import numpy as np
 from .environment import AssemblyEnv, tree_path
 
 __all__ = [
-    "AssemblyResult",
     "MAX_EXHAUSTIVE_CHAINS",
+    "AssemblyResult",
     "assemble_tree",
     "exhaustive_assemble",
     "greedy_assemble",
@@ -179,7 +179,7 @@ def exhaustive_assemble(env: AssemblyEnv) -> AssemblyResult:
 
 
 class _Node:
-    __slots__ = ("children", "env", "untried", "visits", "value")
+    __slots__ = ("children", "env", "untried", "value", "visits")
 
     def __init__(self, env: AssemblyEnv, rng: np.random.Generator) -> None:
         self.env = env

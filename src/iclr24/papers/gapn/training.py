@@ -115,10 +115,11 @@ def _check_complexes(train: Sequence[SyntheticComplex]) -> list[SyntheticComplex
 
 
 def train_gapn(train_complexes: Sequence[SyntheticComplex], config: GAPNConfig = GAPNConfig(),
-               *, seed: int, reward: DockingReward = DockingReward(),
+               *, seed: int, reward: DockingReward | None = None,
                progress: Callable[[float, str], None] | None = None) -> GAPNModel:
     """Train GAPN (or, with ``adversarial_weight=0``, its no-adversarial ablation)."""
     train = _check_complexes(train_complexes)
+    reward = DockingReward() if reward is None else reward
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     rng = np.random.default_rng(seed)
