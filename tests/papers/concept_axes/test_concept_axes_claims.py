@@ -1,4 +1,3 @@
-import pytest
 
 from iclr24.claims import Estimate, Scale
 from iclr24.papers.concept_axes.claims import anchoring_disentangles, nuance_beyond_words

@@ -6,14 +6,29 @@ import pytest
 import torch
 
 from iclr24.kits.frozen_standins import freeze, is_frozen
-from iclr24.papers.concept_axes import (ConceptEncoders, ImageFeatureExtractor, TextEncoder,
-                                        TextToImageModel, VQAModel, check_images,
-                                        concept_distillation_loss, fit_concept_encoders,
-                                        generate, recompose,
-                                        vqa_anchor_words)
+from iclr24.papers.concept_axes import (
+    ConceptEncoders,
+    ImageFeatureExtractor,
+    TextEncoder,
+    TextToImageModel,
+    VQAModel,
+    check_images,
+    concept_distillation_loss,
+    fit_concept_encoders,
+    generate,
+    recompose,
+    vqa_anchor_words,
+)
 from iclr24.papers.concept_axes import test_time_finetune as finetune_at_test_time
-from iclr24.papers.concept_axes.standins import (COARSE_HEADS, FINE_HEADS, CoarseVQA, SceneCNN,
-                                                 TinyTextEncoder, TinyTextToImage, world_prompt)
+from iclr24.papers.concept_axes.standins import (
+    COARSE_HEADS,
+    FINE_HEADS,
+    CoarseVQA,
+    SceneCNN,
+    TinyTextEncoder,
+    TinyTextToImage,
+    world_prompt,
+)
 from iclr24.papers.concept_axes.world import AXES, GENERIC_WORDS, sample_scenes
 
 
@@ -35,7 +50,7 @@ def _encoders(feats, dim=16, seed=1):
 
 
 def test_standins_satisfy_the_protocols(parts):
-    prompt, text, t2i, feats, _ = parts
+    _, text, t2i, feats, _ = parts
     assert isinstance(text, TextEncoder) and isinstance(t2i, TextToImageModel)
     assert isinstance(feats, ImageFeatureExtractor)
     assert isinstance(CoarseVQA(SceneCNN(COARSE_HEADS, 8)), VQAModel)

@@ -3,9 +3,16 @@ import pytest
 import torch
 
 from iclr24.kits.frozen_standins import is_frozen
-from iclr24.papers.concept_axes.standins import (COARSE_HEADS, FINE_HEADS, QUESTIONS, CoarseVQA,
-                                                 SceneCNN, StandinConfig, TruthProbe,
-                                                 pretrained_standins)
+from iclr24.papers.concept_axes.standins import (
+    COARSE_HEADS,
+    FINE_HEADS,
+    QUESTIONS,
+    CoarseVQA,
+    SceneCNN,
+    StandinConfig,
+    TruthProbe,
+    pretrained_standins,
+)
 from iclr24.papers.concept_axes.world import COARSE_COLORS, sample_scenes
 
 

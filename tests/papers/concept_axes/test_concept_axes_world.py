@@ -3,8 +3,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from iclr24.papers.concept_axes.world import (circular_hue_error_deg, coarse_color_index,
-                                              fine_hue_index, render_scenes, sample_scenes)
+from iclr24.papers.concept_axes.world import (
+    circular_hue_error_deg,
+    coarse_color_index,
+    fine_hue_index,
+    render_scenes,
+    sample_scenes,
+)
 
 
 def test_scenes_are_in_range_and_deterministic():

@@ -28,16 +28,36 @@ a protocol, so a user with local weights can plug them in; the claims use stand-
 8x8 (smoke) or 16x16 (small) procedural scenes and then frozen.
 """
 
-from .distillation import (anchor_embeddings, check_images, concept_distillation_loss,
-                           fit_concept_encoders, generate, recompose, test_time_finetune,
-                           vqa_anchor_words)
+from .distillation import (
+                           anchor_embeddings,
+                           check_images,
+                           concept_distillation_loss,
+                           fit_concept_encoders,
+                           generate,
+                           recompose,
+                           test_time_finetune,
+                           vqa_anchor_words,
+)
 from .encoders import ConceptEncoder, ConceptEncoders
 from .interfaces import ImageFeatureExtractor, TextEncoder, TextToImageModel, VQAModel
 from .prompts import TemplatePrompt, WordTokenizer, placeholder_token
 
 __all__ = [
-    "ConceptEncoder", "ConceptEncoders", "TemplatePrompt", "WordTokenizer", "placeholder_token",
-    "TextEncoder", "TextToImageModel", "VQAModel", "ImageFeatureExtractor",
-    "concept_distillation_loss", "fit_concept_encoders", "vqa_anchor_words", "anchor_embeddings",
-    "recompose", "generate", "test_time_finetune", "check_images",
+                           "ConceptEncoder",
+                           "ConceptEncoders",
+                           "ImageFeatureExtractor",
+                           "TemplatePrompt",
+                           "TextEncoder",
+                           "TextToImageModel",
+                           "VQAModel",
+                           "WordTokenizer",
+                           "anchor_embeddings",
+                           "check_images",
+                           "concept_distillation_loss",
+                           "fit_concept_encoders",
+                           "generate",
+                           "placeholder_token",
+                           "recompose",
+                           "test_time_finetune",
+                           "vqa_anchor_words",
 ]

@@ -33,6 +33,24 @@ def _replicates(scale: Scale) -> int:
     return sizes(scale, smoke=1, small=3)
 
 
+def _bar_figure(values: dict[str, list[float]], ylabel: str, title: str):
+    """Per-arm mean with the replicates as dots."""
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(5.5, 3.2))
+    ax = fig.add_subplot()
+    names = list(values)
+    ax.bar(range(len(names)), [float(np.mean(values[n])) for n in names], color="0.75")
+    for i, n in enumerate(names):
+        ax.plot([i] * len(values[n]), values[n], "k.", ms=6)
+    ax.set_xticks(range(len(names)), names, rotation=20)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
 @claim(
     rule="gain_vs_no_anchor > 0",
     paper="Sec. 5 / ablation: removing the VQA anchor loss hurts disentanglement; recomposed "
@@ -50,7 +68,13 @@ def anchoring_disentangles(scale: Scale, seed: int, progress=None) -> Measuremen
     pipeline only."""
     from iclr24.kits.threads import torch_threads
 
-    from .experiment import LAMBDA_SWEEP, balanced_lambda, recomposition_success, standins_for, train_arm
+    from .experiment import (
+        LAMBDA_SWEEP,
+        balanced_lambda,
+        recomposition_success,
+        standins_for,
+        train_arm,
+    )
 
     progress = progress or (lambda *a, **k: None)
     cfg, reps = _config(scale), _replicates(scale)
@@ -82,7 +106,9 @@ def anchoring_disentangles(scale: Scale, seed: int, progress=None) -> Measuremen
     }
     for lam in lams:
         metrics["success_lam_" + f"{lam:g}".replace(".", "p")] = seed_metric(results[f"lam={lam:g}"])
-    return Measurement(metrics=metrics, tables={"recomposition": rows},
+    fig = _bar_figure(results, "recomposition success",
+                      f"recomposition (verdict reads lambda={lam_star:g} vs no_anchor)")
+    return Measurement(metrics=metrics, tables={"recomposition": rows}, figure=fig,
                        notes=f"lambda fixed by initial balance: {lam_star:g} "
                              f"(init recon {init['init_recon']:.3g}, anchor "
                              f"{init['init_anchor']:.3g}); sweep {list(lams)} reported.")
@@ -125,4 +151,6 @@ def nuance_beyond_words(scale: Scale, seed: int, progress=None) -> Measurement:
                "hue_err_text_only_deg": seed_metric(errs["text_only"]),
                "lambda": lam_star}
     rows = [{"replicate": r, **{k: v[r] for k, v in errs.items()}} for r in range(reps)]
-    return Measurement(metrics=metrics, tables={"hue_error_deg": rows})
+    fig = _bar_figure(errs, "hue error of reconstructions (deg)",
+                      f"reconstruction hue error (ours: lambda={lam_star:g})")
+    return Measurement(metrics=metrics, tables={"hue_error_deg": rows}, figure=fig)

@@ -19,6 +19,7 @@ L_recon only (the anchor is dropped so the embedding can leave the coarse word).
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Mapping, Sequence
 
 import torch
@@ -27,8 +28,16 @@ from .encoders import ConceptEncoders
 from .interfaces import ImageFeatureExtractor, TextEncoder, TextToImageModel, VQAModel
 from .prompts import TemplatePrompt
 
-__all__ = ["check_images", "vqa_anchor_words", "anchor_embeddings", "concept_distillation_loss",
-           "fit_concept_encoders", "recompose", "generate", "test_time_finetune"]
+__all__ = [
+    "anchor_embeddings",
+    "check_images",
+    "concept_distillation_loss",
+    "fit_concept_encoders",
+    "generate",
+    "recompose",
+    "test_time_finetune",
+    "vqa_anchor_words",
+]
 
 
 def check_images(images: object, name: str = "images", size: int | None = None) -> torch.Tensor:
@@ -42,7 +51,7 @@ def check_images(images: object, name: str = "images", size: int | None = None) 
     if not images.is_floating_point():
         raise TypeError(f"{name} must be floating point in [0, 1], got {images.dtype}")
     lo, hi = float(images.min()), float(images.max())
-    if lo < 0.0 or hi > 1.0 or lo != lo:
+    if lo < 0.0 or hi > 1.0 or math.isnan(lo) or math.isnan(hi):
         raise ValueError(f"{name} must have values in [0, 1] (convert from [-1, 1] or 0..255 "
                          f"first), got [{lo:.3g}, {hi:.3g}]")
     return images

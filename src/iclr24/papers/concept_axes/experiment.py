@@ -28,16 +28,29 @@ from torch import nn
 
 from iclr24.kits.frozen_standins import cached_standin
 
-from .distillation import (anchor_embeddings, concept_distillation_loss, fit_concept_encoders,
-                           generate, recompose, vqa_anchor_words)
+from .distillation import (
+    anchor_embeddings,
+    concept_distillation_loss,
+    fit_concept_encoders,
+    generate,
+    recompose,
+    vqa_anchor_words,
+)
 from .encoders import ConceptEncoders
 from .standins import QUESTIONS, StandinConfig, Standins, pretrained_standins
-from .world import (AXES, GENERIC_WORDS, SceneBatch, circular_hue_error_deg,
-                    sample_scenes)
+from .world import AXES, GENERIC_WORDS, SceneBatch, circular_hue_error_deg, sample_scenes
 
-__all__ = ["LAMBDA_SWEEP", "HUE_MATCH_DEG", "ExperimentConfig", "balanced_lambda",
-           "train_arm", "recomposition_success", "reconstruction_hue_error", "text_embeddings",
-           "standins_for"]
+__all__ = [
+    "HUE_MATCH_DEG",
+    "LAMBDA_SWEEP",
+    "ExperimentConfig",
+    "balanced_lambda",
+    "recomposition_success",
+    "reconstruction_hue_error",
+    "standins_for",
+    "text_embeddings",
+    "train_arm",
+]
 
 LAMBDA_SWEEP = (0.01, 0.1, 1.0)
 HUE_MATCH_DEG = 30.0  # a recomposed hue "matches" within half a coarse colour bin

@@ -18,7 +18,7 @@ from typing import Protocol, runtime_checkable
 
 import torch
 
-__all__ = ["TextEncoder", "TextToImageModel", "VQAModel", "ImageFeatureExtractor"]
+__all__ = ["ImageFeatureExtractor", "TextEncoder", "TextToImageModel", "VQAModel"]
 
 
 @runtime_checkable

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 
 import torch
 
-__all__ = ["WordTokenizer", "TemplatePrompt", "placeholder_token"]
+__all__ = ["TemplatePrompt", "WordTokenizer", "placeholder_token"]
 
 _FIELD = re.compile(r"\{([^{}]*)\}")
 

@@ -36,12 +36,34 @@ from iclr24.kits.frozen_standins import cached_standin
 
 from .distillation import check_images
 from .prompts import TemplatePrompt, WordTokenizer
-from .world import (AXES, COARSE_COLORS, FINE_HUES, GENERIC_WORDS, SHAPES, TEXTURES,
-                    coarse_color_index, fine_hue_index, sample_scenes)
+from .world import (
+    AXES,
+    COARSE_COLORS,
+    FINE_HUES,
+    GENERIC_WORDS,
+    SHAPES,
+    TEXTURES,
+    coarse_color_index,
+    fine_hue_index,
+    sample_scenes,
+)
 
-__all__ = ["TEMPLATE", "world_tokenizer", "world_prompt", "TinyTextEncoder", "TinyTextToImage",
-           "TextToImageBundle", "SceneCNN", "CoarseVQA", "TruthProbe", "StandinConfig",
-           "train_text_to_image", "train_scene_cnn", "pretrained_standins", "Standins"]
+__all__ = [
+    "TEMPLATE",
+    "CoarseVQA",
+    "SceneCNN",
+    "StandinConfig",
+    "Standins",
+    "TextToImageBundle",
+    "TinyTextEncoder",
+    "TinyTextToImage",
+    "TruthProbe",
+    "pretrained_standins",
+    "train_scene_cnn",
+    "train_text_to_image",
+    "world_prompt",
+    "world_tokenizer",
+]
 
 TEMPLATE = "a photo of {category} with {color} color and {material} material"
 _TEMPLATE_WORDS = ("a", "photo", "of", "with", "color", "and", "material")

@@ -22,9 +22,20 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-__all__ = ["SHAPES", "TEXTURES", "COARSE_COLORS", "FINE_HUES", "AXES", "GENERIC_WORDS",
-           "SceneBatch", "render_scenes", "sample_scenes", "coarse_color_index",
-           "fine_hue_index", "circular_hue_error_deg"]
+__all__ = [
+    "AXES",
+    "COARSE_COLORS",
+    "FINE_HUES",
+    "GENERIC_WORDS",
+    "SHAPES",
+    "TEXTURES",
+    "SceneBatch",
+    "circular_hue_error_deg",
+    "coarse_color_index",
+    "fine_hue_index",
+    "render_scenes",
+    "sample_scenes",
+]
 
 SHAPES = ("circle", "square", "triangle", "diamond", "cross")
 TEXTURES = ("solid", "stripes", "dots", "checker")
