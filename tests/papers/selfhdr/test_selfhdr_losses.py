@@ -70,7 +70,7 @@ def test_stage2_mask_threshold(t_gap, kept):
 
 def _random_case(seed, h=4, w=6):
     g = torch.Generator().manual_seed(seed)
-    rand = lambda: torch.rand(2, 3, h, w, generator=g, dtype=torch.float64)  # noqa: E731
+    rand = lambda: torch.rand(2, 3, h, w, generator=g, dtype=torch.float64)
     return rand() * 2, rand() * 2, rand(), rand()
 
 

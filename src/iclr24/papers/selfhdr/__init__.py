@@ -71,14 +71,14 @@ from .synthetic_scenes import HDRScenes, make_hdr_scenes
 from .training import SelfHDRConfig, SelfHDRTrainer, network_inputs
 
 __all__ = [
-    "AHDRNet",
     "ARMS",
+    "GAMMA",
+    "MU",
+    "AHDRNet",
     "ArmRunner",
     "ArmScores",
     "ExperimentSetup",
-    "GAMMA",
     "HDRScenes",
-    "MU",
     "SelfHDRConfig",
     "SelfHDRTrainer",
     "align_to_reference",

@@ -17,7 +17,7 @@ trains three networks; :func:`arm_runner` reuses one runner per (setup, seed) in
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -26,7 +26,8 @@ from .hdr_imaging import psnr, psnr_mu
 from .synthetic_scenes import HDRScenes, make_hdr_scenes
 from .training import SelfHDRConfig, SelfHDRTrainer
 
-__all__ = ["ARMS", "ArmRunner", "ArmScores", "ExperimentSetup", "arm_runner"]
+__all__ = ["ARMS", "ArmRunner", "ArmScores", "ExperimentSetup", "arm_runner", "arm_table",
+           "paired_gain", "per_seed"]
 
 ARMS = ("color_merge", "color_only", "selfhdr", "supervised", "structure_net", "reference_only",
         "untrained")
@@ -41,7 +42,7 @@ class ExperimentSetup:
     size: int = 32
     n_train: int = 64
     n_test: int = 16
-    config: SelfHDRConfig = SelfHDRConfig()
+    config: SelfHDRConfig = field(default_factory=SelfHDRConfig)
 
 
 @dataclass(frozen=True)
@@ -139,3 +140,19 @@ def arm_runner(setup: ExperimentSetup, seed: int) -> ArmRunner:
     """One shared :class:`ArmRunner` per (setup, seed) in this process, so claims that need the
     same arm train it once."""
     return ArmRunner(setup, seed)
+
+
+def per_seed(runners, arm: str, key: str) -> list[float]:
+    """The scene-averaged ``key`` (psnr_mu, psnr_mu_motion, psnr_l) of ``arm`` for each runner."""
+    return [r.scores(arm).means()[key] for r in runners]
+
+
+def paired_gain(runners, method: str, baseline: str, key: str) -> list[float]:
+    """Per seed: ``key`` of ``method`` minus ``key`` of ``baseline`` (same scenes and init)."""
+    return [a - b for a, b in zip(per_seed(runners, method, key), per_seed(runners, baseline, key))]
+
+
+def arm_table(runners, arms) -> list[dict]:
+    """One row per arm: the seed means of PSNR-mu, PSNR-mu in the motion mask and PSNR-l."""
+    return [{"arm": arm, **{k: float(np.mean(per_seed(runners, arm, k)))
+                            for k in ("psnr_mu", "psnr_mu_motion", "psnr_l")}} for arm in arms]

@@ -31,8 +31,14 @@ import torch
 from torch import nn
 
 from .ahdrnet import AHDRNet
-from .hdr_imaging import GAMMA, align_to_reference, ldr_to_hdr, merge_aligned, mu_tonemap, \
-    validate_times
+from .hdr_imaging import (
+    GAMMA,
+    align_to_reference,
+    ldr_to_hdr,
+    merge_aligned,
+    mu_tonemap,
+    validate_times,
+)
 from .losses import Perceptual, gradient_ssim_loss, selfhdr_stage1_loss, selfhdr_stage2_loss
 
 __all__ = ["SelfHDRConfig", "SelfHDRTrainer", "network_inputs"]
