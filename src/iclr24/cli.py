@@ -405,7 +405,9 @@ if __name__ == "__main__":
 
 ModelOpt = Annotated[str, typer.Option(
     "--model", help="Predictor: ngram (order-3 n-gram fitted on CPython's bundled docs), "
-                    "smollm2 (SmolLM2-135M-Instruct) or a local Hugging Face checkpoint folder.")]
+                    "smollm2 (SmolLM2-135M-Instruct), smollm2-int8 (its int8 "
+                    "dynamic-quantised copy: ~2.5x faster, ~10% larger output) or a local "
+                    "Hugging Face checkpoint folder.")]
 
 
 @app.command("compress")

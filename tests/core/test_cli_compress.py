@@ -38,6 +38,7 @@ def test_compress_and_decompress_errors_are_clear(tmp_path):
     src.write_bytes(b"hello hello hello")
     res = runner.invoke(app, ["compress", str(src), "--model", str(tmp_path / "missing")])
     assert res.exit_code == 1 and "--model must be" in res.output
+    assert "'smollm2-int8'" in " ".join(res.output.split())  # the named models are listed
     assert runner.invoke(app, ["compress", str(src)]).exit_code == 0
     res = runner.invoke(app, ["decompress", str(src) + ".lmc", "--model", "smollm2"])
     assert res.exit_code == 1 and "compressed with model 'ngram'" in res.output

@@ -96,8 +96,11 @@ def test_smollm2_cache_equals_the_gguf_conversion_and_is_reused(smol, tmp_path):
     and a second look-up reuses it instead of converting again."""
     import torch
 
-    from iclr24.kits.language_models.pretrained import (_load_converted, _offline_transformers,
-                                                        smollm2_cache)
+    from iclr24.kits.language_models.pretrained import (
+        _load_converted,
+        _offline_transformers,
+        smollm2_cache,
+    )
 
     folder, built = smollm2_cache(tmp_path)
     assert built and (folder / "model.safetensors").is_file()
@@ -109,3 +112,44 @@ def test_smollm2_cache_equals_the_gguf_conversion_and_is_reused(smol, tmp_path):
         str(path.parent), gguf_file=path.name, dtype=torch.float32).state_dict()
     assert cached.keys() == direct.keys()
     assert all(torch.equal(cached[k], direct[k]) for k in direct)
+
+
+def test_quantize_int8_replaces_every_linear_and_stays_close_and_deterministic(smol):
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from iclr24.kits.language_models import quantize_int8
+
+    cfg = LlamaConfig(vocab_size=len(smol.tokenizer.hf), hidden_size=64, intermediate_size=128,
+                      num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                      max_position_embeddings=128,
+                      bos_token_id=smol.tokenizer.hf.bos_token_id,
+                      eos_token_id=smol.tokenizer.hf.eos_token_id)
+    torch.manual_seed(0)
+    lm = HFCausalLM(LlamaForCausalLM(cfg), smol.tokenizer.hf, name="tiny")
+    q = quantize_int8(lm)
+    assert not any(isinstance(m, torch.nn.Linear) for m in q.model.modules())
+    assert any(isinstance(m, torch.nn.Linear) for m in lm.model.modules())  # a copy
+    assert q.num_parameters == lm.num_parameters and "int8" in q.name
+    toks = lm.tokenizer.encode(b"for x in range(10): print(x)")
+    lp, lq = lm.log_probs(toks), q.log_probs(toks)
+    assert np.abs(lp - lq).max() < 0.1  # per-channel int8 of small random weights
+    assert np.abs(lp - lq).max() > 0  # it is another model, not the same one
+
+    def run():
+        sess = q.session(3)
+        rows = []
+        for t in range(4):
+            rows.append(sess.next_log_probs().copy())
+            sess.feed([toks[t], toks[t + 1], toks[t + 2]])
+        return np.stack(rows)
+
+    np.testing.assert_array_equal(run(), run())  # what exact decoding needs
+    with pytest.raises(TypeError, match="HFCausalLM"):
+        quantize_int8(object())
+    with pytest.raises(ValueError, match="float32"):
+        quantize_int8(HFCausalLM(LlamaForCausalLM(cfg).to(torch.bfloat16), smol.tokenizer.hf))
+    with pytest.raises(ValueError, match="quantize"):
+        load_smollm2(quantize="int4")
+    with pytest.raises(ValueError, match="float32"):
+        load_smollm2("bfloat16", quantize="int8")

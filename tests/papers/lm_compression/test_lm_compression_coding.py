@@ -398,3 +398,16 @@ def test_compressor_as_generative_model():
         compressor_log_probs(gz, b"", temperature=0)
     with pytest.raises(TypeError):
         compressor_log_probs(lambda b: b, b"")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_smollm2_int8_codes_exactly_and_costs_little_rate():
+    from iclr24.kits.language_models import load_smollm2
+
+    text = [b"The for statement is used to iterate over the elements of a sequence.",
+            b"Exceptions are raised when an error is detected during execution."]
+    fp32 = code_chunks(text, load_smollm2(), group_size=2, separate=False)
+    int8 = code_chunks(text, load_smollm2(quantize="int8"), group_size=2, separate=False)
+    assert fp32.roundtrip_ok and int8.roundtrip_ok
+    assert int8.ideal_rate < 1.3 * fp32.ideal_rate

@@ -357,8 +357,9 @@ class HFCausalLM(LanguageModelBase):
     """
 
     def __init__(self, model: Any, hf_tokenizer: Any, *, name: str = "hf-model",
-                 file_size_bytes: int | None = None) -> None:
+                 file_size_bytes: int | None = None, num_parameters: int | None = None) -> None:
         self.model = model.eval()
+        self._num_parameters = num_parameters
         self.tokenizer = HFTokenizer(hf_tokenizer)
         self.name = name
         self.vocab_size = min(len(hf_tokenizer), int(model.config.vocab_size))
@@ -377,10 +378,17 @@ class HFCausalLM(LanguageModelBase):
 
     @property
     def device(self) -> torch.device:
-        return next(self.model.parameters()).device
+        try:
+            return next(self.model.parameters()).device
+        except StopIteration:  # every weight packed (a quantised copy): those run on the CPU
+            return torch.device("cpu")
 
     @property
     def num_parameters(self) -> int:
+        """The model's parameter count (given at construction for a quantised copy, whose
+        packed weights are not ``nn.Parameter`` objects)."""
+        if self._num_parameters is not None:
+            return self._num_parameters
         return sum(p.numel() for p in self.model.parameters())
 
     def log_probs(self, tokens: Sequence[int]) -> np.ndarray:

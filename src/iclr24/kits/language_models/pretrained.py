@@ -9,6 +9,10 @@
   plain safetensors in a few seconds. Within a process every call returns the same object.
 * :func:`load_hf_checkpoint` — a user's own local Hugging Face checkpoint directory
   (``config.json`` + weights + tokenizer files), loaded with ``local_files_only=True``.
+* :func:`quantize_int8` — a copy of a loaded backend whose linear layers run as int8 dynamic-
+  quantised matmuls (``load_smollm2(quantize="int8")``): a different, slightly worse model
+  that is ~2.5x faster on a CPU, where token-by-token decoding of a 135M model is bound by
+  reading 540 MB of float32 weights per step.
 
 Both set ``HF_HUB_OFFLINE=1`` (unless already set) before importing ``transformers``: nothing is
 fetched from a hub. ``transformers`` is imported lazily, inside these functions.
@@ -24,8 +28,8 @@ from pathlib import Path
 from ..disk_cache import cached_directory, file_sha256
 from .backends import HFCausalLM
 
-__all__ = ["SMOLLM2_GGUF_NAME", "load_hf_checkpoint", "load_smollm2", "smollm2_cache",
-           "smollm2_gguf_path"]
+__all__ = ["SMOLLM2_GGUF_NAME", "load_hf_checkpoint", "load_smollm2", "quantize_int8",
+           "smollm2_cache", "smollm2_gguf_path"]
 
 SMOLLM2_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -96,17 +100,59 @@ def smollm2_cache(cache_root: str | os.PathLike | None = None) -> tuple[Path, bo
 
 
 @functools.cache
-def load_smollm2(dtype: str = "float32") -> HFCausalLM:
-    """SmolLM2-135M-Instruct as an :class:`HFCausalLM` (loaded once per process and dtype,
-    from the per-machine cache of converted weights, which the first call builds).
+def load_smollm2(dtype: str = "float32", quantize: str | None = None) -> HFCausalLM:
+    """SmolLM2-135M-Instruct as an :class:`HFCausalLM` (loaded once per process, dtype and
+    quantisation, from the per-machine cache of converted weights, which the first call
+    builds).
 
+    quantize: ``None`` (the float weights) or ``"int8"`` (:func:`quantize_int8` of them).
     ``file_size_bytes`` of the returned backend is the GGUF file's size: what shipping this
     decoder actually costs (used for the adjusted compression rate).
     """
     if dtype not in _DTYPES:
         raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
+    if quantize not in (None, "int8"):
+        raise ValueError(f"quantize must be None or 'int8', got {quantize!r}")
+    if quantize == "int8":
+        if dtype != "float32":
+            raise ValueError("quantize='int8' needs dtype='float32' (the int8 kernels take "
+                             "float32 activations)")
+        return quantize_int8(load_smollm2(dtype))
     folder, _ = smollm2_cache()
     return _load_converted(folder, dtype)
+
+
+def quantize_int8(lm: HFCausalLM) -> HFCausalLM:
+    """A copy of ``lm`` whose ``nn.Linear`` layers (attention and MLP projections, output head)
+    run as int8 dynamic-quantised matmuls: weights int8 per output channel, activations
+    quantised per call (``torch.ao.quantization.quantize_dynamic`` with the per-channel
+    qconfig; fbgemm kernels). Embeddings, norms and attention stay float32.
+
+    It is another model: its probabilities differ from the float model's (SmolLM2's code
+    length rose ~10% in our measurement), so a stream coded with one decodes only with the
+    same one. Coding stays exact: the kernels are deterministic, and encoder and decoder run
+    the same batches (the activation scale is taken over the whole batch, so a row's
+    probabilities depend on the rows beside it, as lockstep coding guarantees on both sides).
+    ``num_parameters`` stays the float model's count.
+    """
+    import copy
+    import warnings
+
+    import torch
+
+    if not isinstance(lm, HFCausalLM):
+        raise TypeError(f"lm must be an HFCausalLM, got {type(lm).__name__}")
+    if lm.device.type != "cpu" or next(lm.model.parameters()).dtype != torch.float32:
+        raise ValueError("quantize_int8 needs a float32 model on the CPU (fbgemm kernels)")
+    model = copy.deepcopy(lm.model)
+    with warnings.catch_warnings():  # torch points eager-mode quantisation users to torchao
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        qmodel = torch.ao.quantization.quantize_dynamic(
+            model, {torch.nn.Linear: torch.ao.quantization.per_channel_dynamic_qconfig},
+            dtype=torch.qint8)
+    return HFCausalLM(qmodel, lm.tokenizer.hf, name=f"{lm.name} (int8 dynamic)",
+                      file_size_bytes=lm.file_size_bytes, num_parameters=lm.num_parameters)
 
 
 def _load_converted(folder: Path, dtype: str) -> HFCausalLM:

