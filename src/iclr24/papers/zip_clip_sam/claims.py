@@ -27,7 +27,7 @@ _TEST_SEED_OFFSET = 10_000
 
 
 def _training(scale: Scale) -> CNNTraining:
-    return sizes(scale, smoke=CNNTraining(n_train=200, steps=50, batch_size=16),
+    return sizes(scale, smoke=CNNTraining(n_train=160, steps=40, batch_size=16),
                  small=CNNTraining(n_train=1000, steps=500, batch_size=16))
 
 
@@ -95,7 +95,7 @@ def touching_instances(scale: Scale, seed: int, progress=None) -> Measurement:
     from iclr24.kits.threads import single_threaded
 
     progress = progress or (lambda *a, **k: None)
-    n_test = sizes(scale, smoke=8, small=60)
+    n_test = sizes(scale, smoke=6, small=60)
     per_arm: dict[str, list[dict[str, float]]] = {"zip": [], "cam": [], "superpixel": []}
     seeds = _replicate_seeds(scale, seed)
     for r, rep_seed in enumerate(seeds):
