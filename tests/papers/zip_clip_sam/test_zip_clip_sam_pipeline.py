@@ -66,7 +66,7 @@ class BoxSegmenter:
 
 
 def test_parts_satisfy_the_protocols():
-    img, labels = _two_touching_squares()
+    _, labels = _two_touching_squares()
     assert isinstance(FakeActivator(), SemanticActivator)
     assert isinstance(LabelFeatures(labels), DenseFeatureExtractor)
     assert isinstance(BoxSegmenter(), PromptableSegmenter)
