@@ -19,8 +19,8 @@ from iclr24.papers.coplanner.claims import (
 RULE_METRICS = {
     "pendulum_efficiency": {"area_ratio", "area_coplanner", "area_mbpo", "model_error_coplanner",
                             "model_error_mbpo", "final_return_diff"},
-    "rollout_model_error": {"error_ratio", "error_ratio_rate0", "error_policy",
-                            "error_conservative"},
+    "rollout_model_error": {"error_ratio", "error_ratio_rate0", "error_ratio_rate_scaled",
+                            "error_policy", "error_conservative"},
     "mountaincar_exploration": {"final_return_diff", "reach_fraction_coplanner",
                                 "reach_fraction_mbpo", "max_position_diff"},
 }
