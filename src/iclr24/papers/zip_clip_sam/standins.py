@@ -20,6 +20,7 @@ honest analogue, used by the claims:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
@@ -235,7 +236,8 @@ def train_multilabel_cnn(model: MultiLabelCNN, training: CNNTraining, seed: int)
     return losses
 
 
-def trained_cnn(training: CNNTraining, seed: int, root: str | None = None) -> MultiLabelCNN:
+def trained_cnn(training: CNNTraining, seed: int,
+                root: str | os.PathLike[str] | None = None) -> MultiLabelCNN:
     """The frozen CAM stand-in for ``seed``: trained once per machine, loaded afterwards."""
     from iclr24.kits.frozen_standins import cached_standin
     from iclr24.kits.threads import torch_threads
