@@ -133,7 +133,7 @@ def test_ppo_learns_to_prefer_confident_native_edges(one_torch_thread):
         total = 0.0
         for c in data:
             logits, _ = _logits(policy, [AssemblyEnv(c.problem).observation()])
-            p = torch.softmax(logits, -1).view(c.n_chains, c.n_chains)
+            p = torch.softmax(logits.detach(), -1).view(c.n_chains, c.n_chains)
             total += sum(float(p[0, j]) for j in range(1, c.n_chains)
                          if (0, j) in c.native_contacts)
         return total / len(data)
