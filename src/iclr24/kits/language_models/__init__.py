@@ -22,6 +22,10 @@ Pieces and where they live
                  stdlib sources, image patches, digits, synthetic audio, random bytes).
 ``compressors``  gzip / LZMA / zstd / bz2 / PNG / FLAC behind one :class:`Compressor` interface,
                  :func:`chunked_rate` with the header counted once.
+``sandbox``      :func:`run_python` (model-written code in a child interpreter: timeout, temp
+                 directory, memory/CPU/file limits, process group killed on timeout).
+``arithmetic``   :func:`arithmetic_problems` (seeded questions with exact integer answers).
+``chat_templates`` :func:`llama2_chat_prompt` and :func:`alpaca_prompt` (plain-string layouts).
 
 Bit-identity of the two inference paths
 ---------------------------------------
@@ -50,6 +54,7 @@ sampling interface, so code written against ``NextTokenBackend`` runs on a tiny 
 on SmolLM2 alike.
 """
 
+from .arithmetic import ArithmeticProblem, arithmetic_problems
 from .backends import (
     ByteTokenizer,
     HFCausalLM,
@@ -62,6 +67,7 @@ from .backends import (
     sample_from_log_probs,
     torch_threads,
 )
+from .chat_templates import alpaca_prompt, llama2_chat_prompt
 from .checkpoint import load_checkpoint, save_checkpoint
 from .compressors import (
     Bz2Compressor,
@@ -96,6 +102,7 @@ from .pretrained import (
     quantize_int8,
     smollm2_gguf_path,
 )
+from .sandbox import SandboxResult, run_python
 from .training import (
     TrainConfig,
     TrainHistory,
@@ -107,6 +114,7 @@ from .transformer import CausalTransformer, KVCache, TransformerConfig, sinusoid
 
 __all__ = [
     "SMOLLM2_GGUF_NAME",
+    "ArithmeticProblem",
     "ByteTokenizer",
     "Bz2Compressor",
     "CausalTransformer",
@@ -123,12 +131,15 @@ __all__ = [
     "LzmaCompressor",
     "NextTokenBackend",
     "PngCompressor",
+    "SandboxResult",
     "Tokenizer",
     "TrainConfig",
     "TrainHistory",
     "TransformerConfig",
     "TransformerLM",
     "ZstdCompressor",
+    "alpaca_prompt",
+    "arithmetic_problems",
     "as_token_tensor",
     "chunk_bytes",
     "chunked_rate",
@@ -136,6 +147,7 @@ __all__ = [
     "cosine_learning_rate",
     "digits_corpus",
     "image_patch_corpus",
+    "llama2_chat_prompt",
     "load_checkpoint",
     "load_hf_checkpoint",
     "load_smollm2",
@@ -144,6 +156,7 @@ __all__ = [
     "pydoc_topics_corpus",
     "quantize_int8",
     "random_bytes_corpus",
+    "run_python",
     "sample_from_log_probs",
     "save_checkpoint",
     "sinusoidal_positions",
