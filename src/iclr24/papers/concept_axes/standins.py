@@ -7,7 +7,8 @@ only). Each is replaced by a small model trained once on :mod:`.world` scenes, c
 - :class:`TinyTextEncoder` (T5's role): an embedding table plus one transformer layer, run on
   input embeddings so placeholder rows can be swapped in;
 - :class:`TinyTextToImage` (IF stage I's role): a tiny ``diffusers`` ``UNet2DConditionModel``
-  (two levels; cross-attention to the text encoder's output at the lower one) with a ``DDPMScheduler`` (cosine schedule, as
+  (two levels; cross-attention to the text encoder's output at the lower one, and, as in IF's
+  UNet, an attention-pooled text embedding added to the time embedding) with a ``DDPMScheduler`` (cosine schedule, as
   IF) for training and a DDIM sampler for generation. Trained jointly with the text encoder on
   captions "a photo of <shape> with <colour> color and <texture> material" whose colour word is
   a fine hue word (24 bins), a coarse colour word (6 bins) or the generic word, so language here,
@@ -118,7 +119,9 @@ class TinyTextToImage(nn.Module):
             block_out_channels=tuple(channels),
             down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),  # attention at H/2 only
             up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
-            cross_attention_dim=cond_dim, attention_head_dim=8, norm_num_groups=8)
+            cross_attention_dim=cond_dim, attention_head_dim=8, norm_num_groups=8,
+            # as IF's UNet: an attention-pooled text embedding is added to the time embedding
+            addition_embed_type="text", addition_embed_type_num_heads=4)
         self.train_scheduler = DDPMScheduler(num_train_timesteps=timesteps,
                                              beta_schedule="squaredcos_cap_v2")
         self.sample_scheduler = DDIMScheduler.from_config(self.train_scheduler.config)
