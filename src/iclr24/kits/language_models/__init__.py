@@ -26,6 +26,9 @@ Pieces and where they live
                  directory, memory/CPU/file limits, process group killed on timeout).
 ``arithmetic``   :func:`arithmetic_problems` (seeded questions with exact integer answers).
 ``chat_templates`` :func:`llama2_chat_prompt` and :func:`alpaca_prompt` (plain-string layouts).
+``openai_client`` :class:`OpenAICompatibleClient` (``/v1/completions``: batched ``generate`` with
+                 n/stop/seed, ``logprobs`` of a continuation via echo; timeouts, errors naming
+                 the URL and status).
 
 Bit-identity of the two inference paths
 ---------------------------------------
@@ -95,6 +98,7 @@ from .corpora import (
     synthesize_audio_clip,
     synthetic_audio_corpus,
 )
+from .openai_client import OpenAICompatibleClient
 from .pretrained import (
     SMOLLM2_GGUF_NAME,
     load_hf_checkpoint,
@@ -130,6 +134,7 @@ __all__ = [
     "LanguageModelBase",
     "LzmaCompressor",
     "NextTokenBackend",
+    "OpenAICompatibleClient",
     "PngCompressor",
     "SandboxResult",
     "Tokenizer",
