@@ -24,7 +24,8 @@ def test_smoke_claims_run_and_share_the_stand_ins(check_smoke_claim, tmp_path):
         m.metrics["code_acc_daefr"] - m.metrics["code_acc_codeformer"])
     assert m.figure is not None and len(m.tables["per_replicate"]) == 3
     r = check_smoke_claim(association_alignment, ["retrieval_before", "retrieval_after",
-                                                  "retrieval_gain", "retrieval_chance"])
+                                                  "retrieval_gain", "retrieval_chance",
+                                                  "hq_code_agreement_after"])
     assert 0 <= r.metrics["retrieval_before"] <= 1 and 0 <= r.metrics["retrieval_after"] <= 1
     stored = sorted(p.name for p in (tmp_path / "cache").iterdir())
     assert stored == ["daefr-stage1-hq", "daefr-stage1-lq", "daefr-stage2"]  # one copy each

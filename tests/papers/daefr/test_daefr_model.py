@@ -156,7 +156,7 @@ def test_forward_decodes_argmax_codes_through_the_prior():
 
 
 def test_single_encoder_baseline_uses_the_hq_features_directly():
-    prior, hq, _, _, pred = _parts()
+    prior, _, _, _, pred = _parts()
     base = DAEFR(prior, None, None, pred, prior=prior)
     x = _x()
     assert not base.dual

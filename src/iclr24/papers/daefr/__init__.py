@@ -28,6 +28,16 @@ identity loss and FID are out of reach on a CPU: the claims use sklearn's digits
 16x16 (4x4 = 16 latent tokens, 64 codes of dim 32), L1 + codebook losses only, and test the
 mechanism (better code prediction from associated dual features), not face-restoration quality.
 
+What else differs from the paper.
+- Sizes: autoencoders with 8 base channels and multipliers (1, 2, 2) (paper: 64 and
+  (1, 2, 2, 4, 4, 8), attention at 16x16); fusion with 4 heads on 32 channels (paper: 8 on 256);
+  predictor 64 wide, 2 layers (paper: 512, 9 layers); steps in the hundreds.
+- Stage 2 drops near-constant (background) tokens from the association loss (digits repeat them;
+  the paper's faces do not), and clamps exp(s) at 100 as CLIP (the official code does not clamp).
+- Stage 1 is trained once per base seed and shared by the replicate seeds (it plays the
+  pretrained VQGANs); stages 2 and 3 and the degradation draws vary per replicate.
+- Degradation: isotropic kernels only and r >= 1 (see :mod:`.degradation`).
+
 Usage::
 
     from iclr24.papers.daefr import (DAEFR, CodePredictor, CrossAttentionFusion, degrade,

@@ -132,7 +132,7 @@ def degrade(x: torch.Tensor, cfg: DegradationConfig | None = None,
         generator = torch.Generator().manual_seed(0)
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
-    b, c, h, w = x.shape
+    b, _, h, w = x.shape
     sigma = _uniform(generator, b, cfg.sigma)
     scale = _uniform(generator, b, cfg.scale)
     noise = _uniform(generator, b, cfg.noise)

@@ -57,9 +57,12 @@ class DigitsExperiment:
     n_train: int = 1300
     n_test: int = 497
     degradation: DegradationConfig = field(default_factory=DegradationConfig.severe)
-    codebook: CodebookConfig = CodebookConfig(ch=8, steps=200, batch_size=32)
-    association: AssociationConfig = AssociationConfig(steps=120, batch_size=32)
-    predictor: PredictorConfig = PredictorConfig(steps=250, batch_size=32)
+    codebook: CodebookConfig = field(
+        default_factory=lambda: CodebookConfig(ch=8, steps=200, batch_size=32))
+    association: AssociationConfig = field(
+        default_factory=lambda: AssociationConfig(steps=120, batch_size=32))
+    predictor: PredictorConfig = field(
+        default_factory=lambda: PredictorConfig(steps=250, batch_size=32))
     predictor_dim: int = 64
     predictor_layers: int = 2
     predictor_heads: int = 4
@@ -69,6 +72,14 @@ class DigitsExperiment:
     def __post_init__(self) -> None:
         if not 1 <= self.n_train <= 1300 or not 1 <= self.n_test <= 497:
             raise ValueError("n_train must be in [1, 1300] and n_test in [1, 497]")
+
+    @classmethod
+    def full(cls) -> DigitsExperiment:
+        """Wider encoders, 3 predictor layers and 3-6x the steps of small (not run on the
+        2-core machine)."""
+        return cls(codebook=CodebookConfig(ch=16, steps=600, batch_size=64),
+                   association=AssociationConfig(steps=360, batch_size=64),
+                   predictor=PredictorConfig(steps=1500, batch_size=64), predictor_layers=3)
 
     @classmethod
     def smoke(cls) -> DigitsExperiment:
