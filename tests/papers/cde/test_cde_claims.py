@@ -9,9 +9,13 @@ SCALES = [Scale.SMOKE, Scale.SMALL]
 ZERO = Estimate.difference([10.0, 0.0, 5.0], [10.0, 0.0, 5.0], paired=True)  # baseline as method
 
 
-def test_smoke_claims_run(check_smoke_claim, one_torch_thread):
-    check_smoke_claim(claims.sparse_maze, ["gain_vs_best_baseline", "score_cde", "score_bc",
-                                           "finite_losses"])
+def test_sparse_maze_smoke_runs(check_smoke_claim, one_torch_thread):
+    m = check_smoke_claim(claims.sparse_maze, ["gain_vs_best_baseline", "score_cde",
+                                               "score_bc", "finite_losses"])
+    assert m.metrics["finite_losses"] == 1 and m.metrics["expert_return"] > 200
+
+
+def test_data_scarcity_smoke_runs(check_smoke_claim, one_torch_thread):
     check_smoke_claim(claims.data_scarcity, ["gain_1pct_vs_best", "retention_cde",
                                              "score_cde_1pct", "score_bc_100pct"])
 

@@ -9,9 +9,9 @@ from iclr24.papers.cde import OfflineDataset, noisy_controller_dataset
 def _columns(n=6, episodes=(0, 3)):
     first = np.zeros(n)
     first[list(episodes)] = 1
-    return dict(obs=np.zeros((n, 4)), actions=np.zeros((n, 2)), rewards=np.zeros(n),
-                next_obs=np.zeros((n, 4)), terminals=np.zeros(n), timeouts=np.zeros(n),
-                is_initial=first)
+    return {"obs": np.zeros((n, 4)), "actions": np.zeros((n, 2)), "rewards": np.zeros(n),
+            "next_obs": np.zeros((n, 4)), "terminals": np.zeros(n), "timeouts": np.zeros(n),
+            "is_initial": first}
 
 
 def test_actions_outside_the_box_are_refused():

@@ -35,7 +35,7 @@ def test_batched_rollout_matches_the_kit_evaluation_loop():
     policies = [expert_action, lambda o: np.tile([[0.3, 0.8]], (len(np.atleast_2d(o)), 1))]
     for pol in policies:
         batched = rollout_returns(pol, 3, seed=5)
-        looped = evaluate_policy(lambda o: np.asarray(pol(o[None]))[0], PointUMaze, episodes=3,
+        looped = evaluate_policy(lambda o, pol=pol: np.asarray(pol(o[None]))[0], PointUMaze, episodes=3,
                                  seed=5)
         assert np.allclose(batched, looped)
 

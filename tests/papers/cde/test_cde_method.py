@@ -98,7 +98,7 @@ def test_v_loss_matches_the_hand_computed_official_formula():
     wn = np.where(y < 0, np.exp(np.minimum(y, 0)), y + 1)
     fw = np.where(y < 0, (np.minimum(y, 0) - 1) * np.exp(np.minimum(y, 0)) + 1, 0.5 * y ** 2)
     expected = np.mean(wn * (adv.detach().numpy() - 0.1) - alpha * fw) + 0.1 + (1 - gamma) * 3.0
-    assert np.isclose(float(loss), expected) and np.allclose(w.detach().numpy(), wn)
+    assert np.isclose(float(loss.detach()), expected) and np.allclose(w.detach().numpy(), wn)
     # d L_V / d e_V = w / n (envelope identity), and d L_λ / d λ = 1 − E[w]
     (g,) = torch.autograd.grad(loss, adv)
     assert np.allclose(g.numpy(), wn / 3)

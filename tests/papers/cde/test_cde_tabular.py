@@ -5,8 +5,15 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.papers.cde import (dual_objective, gridworld_mdp, sample_transitions, soft_chi2,
-                               solve_dual, tabular_e_step, tabular_v_step)
+from iclr24.papers.cde import (
+    dual_objective,
+    gridworld_mdp,
+    sample_transitions,
+    soft_chi2,
+    solve_dual,
+    tabular_e_step,
+    tabular_v_step,
+)
 
 ALPHA, GAMMA = 0.1, 0.9
 

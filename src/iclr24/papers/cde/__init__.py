@@ -33,8 +33,15 @@ from .dataset import OfflineDataset
 from .divergence import SoftChi2, soft_chi2
 from .losses import eta_loss, ood_penalty, v_loss
 from .maze import PointUMaze, expert_action, noisy_controller_dataset, rollout_returns
-from .tabular import (TabularMDP, dual_objective, gridworld_mdp, sample_transitions, solve_dual,
-                      tabular_e_step, tabular_v_step)
+from .tabular import (
+                      TabularMDP,
+                      dual_objective,
+                      gridworld_mdp,
+                      sample_transitions,
+                      solve_dual,
+                      tabular_e_step,
+                      tabular_v_step,
+)
 
 __all__ = [
     "BC",

@@ -71,7 +71,7 @@ class _OfflineAgent(nn.Module):
     def _tensors(self, ds: OfflineDataset):
         self.obs_mean.copy_(torch.as_tensor(ds.obs.mean(0)))
         self.obs_std.copy_(torch.as_tensor(ds.obs.std(0) + 1e-7))
-        f = lambda x: torch.as_tensor(np.asarray(x, np.float32))  # noqa: E731
+        f = lambda x: torch.as_tensor(np.asarray(x, np.float32))
         return (self._normalise(ds.obs), f(ds.actions), f(ds.rewards),
                 self._normalise(ds.next_obs), f(1.0 - ds.terminals))
 

@@ -18,7 +18,7 @@ def _arms(scale: Scale, names: tuple[str, ...], seed: int):
     from .cde import CDE, CDEConfig
 
     hidden = sizes(scale, smoke=(64, 64), small=(64, 64), full=(256, 256))
-    batch = sizes(scale, smoke=128, small=256, full=512)
+    batch = sizes(scale, smoke=64, small=256, full=512)
     make = {
         "cde": lambda: CDE(4, 2, CDEConfig(hidden=hidden, batch_size=batch), seed=seed),
         # OptiDICE-style: d^D alone (ζ = 1, no OOD term) and weighted-BC extraction
@@ -84,11 +84,11 @@ def sparse_maze(scale: Scale, seed: int, progress=None) -> Measurement:
 
     progress = progress or (lambda *a, **k: None)
     n_rep = sizes(scale, smoke=1, small=3, full=5)
-    steps = sizes(scale, smoke=400, small=3000, full=30000)
+    steps = sizes(scale, smoke=100, small=3000, full=30000)
     names = sizes(scale, smoke=("cde", "bc"), small=("cde", "optidice", "bc", "iql"),
                   full=("cde", "optidice", "bc", "cql", "iql"))
-    episodes, eval_seed = 20, 10_000 + seed
-    dataset = noisy_controller_dataset(sizes(scale, smoke=20_000, small=200_000), seed)
+    episodes, eval_seed = sizes(scale, smoke=10, small=20), 10_000 + seed
+    dataset = noisy_controller_dataset(sizes(scale, smoke=10_000, small=200_000), seed)
     ref = _references(episodes, eval_seed)
     scores = {k: [] for k in names}
     success = {k: [] for k in names}
@@ -156,14 +156,14 @@ def data_scarcity(scale: Scale, seed: int, progress=None) -> Measurement:
 
     progress = progress or (lambda *a, **k: None)
     n_rep = sizes(scale, smoke=1, small=3, full=5)
-    steps = sizes(scale, smoke=300, small=3000, full=30000)
+    steps = sizes(scale, smoke=100, small=3000, full=30000)
     names = sizes(scale, smoke=("cde", "bc"), small=("cde", "optidice", "bc"),
                   full=("cde", "optidice", "bc", "cql", "iql"))
     fractions = sizes(scale, smoke=(1.0, 0.01), small=(1.0, 0.01), full=(1.0, 0.1, 0.01))
     # at small the baselines' full-data scores are sparse_maze's (same data, seeds and steps)
     full_arms = sizes(scale, smoke=names, small=("cde",), full=names)
-    episodes, eval_seed = 20, 10_000 + seed
-    full = noisy_controller_dataset(sizes(scale, smoke=20_000, small=200_000), seed)
+    episodes, eval_seed = sizes(scale, smoke=10, small=20), 10_000 + seed
+    full = noisy_controller_dataset(sizes(scale, smoke=10_000, small=200_000), seed)
     ref = _references(episodes, eval_seed)
     runs = [(k, f) for f in fractions for k in (full_arms if f == 1.0 else names)]
     scores = {run: [] for run in runs}
@@ -234,17 +234,23 @@ def tabular_check(scale: Scale, seed: int) -> Measurement:
     max |E_D[w] − 1|. The E-step with the OOD term (ζ = 0.9) and without it (OptiDICE, ζ = 1)
     is then fitted on the V-step advantages; ``ood_ratio_max`` is the largest implied ratio on
     an unseen (s, a) pair (rule: <= ε̃ + 0.05)."""
+    import torch
+
     from iclr24.kits.threads import torch_threads
 
     from .divergence import soft_chi2
-    import torch
-
-    from .tabular import (dual_objective, gridworld_mdp, sample_transitions, solve_dual,
-                          tabular_e_step, tabular_v_step)
+    from .tabular import (
+        dual_objective,
+        gridworld_mdp,
+        sample_transitions,
+        solve_dual,
+        tabular_e_step,
+        tabular_v_step,
+    )
 
     n_mdp = sizes(scale, smoke=1, small=3, full=10)
-    v_steps = sizes(scale, smoke=1000, small=3000, full=5000)
-    e_steps = sizes(scale, smoke=800, small=2000, full=5000)
+    v_steps = sizes(scale, smoke=400, small=3000, full=5000)
+    e_steps = sizes(scale, smoke=400, small=2000, full=5000)
     alpha, gamma, eps = 0.1, 0.9, 0.3
     fns, rows = soft_chi2(), []
     with torch_threads(1):

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from typing import ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -136,7 +137,7 @@ class PointUMaze(gym.Env):
     """PointUMaze (see the module docstring). ``reset(options={"position": (x, y)})`` starts
     from a given free position; the default start is the start cell's centre ± U(0.1)."""
 
-    metadata = {"render_modes": []}
+    metadata: ClassVar[dict] = {"render_modes": []}
 
     def __init__(self, max_episode_steps: int = MAX_STEPS) -> None:
         if isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, int) \
