@@ -153,3 +153,33 @@ def test_quantize_int8_replaces_every_linear_and_stays_close_and_deterministic(s
         load_smollm2(quantize="int4")
     with pytest.raises(ValueError, match="float32"):
         load_smollm2("bfloat16", quantize="int8")
+
+
+def test_batched_prefill_and_text_generation_on_a_hf_model(smol):
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from iclr24.kits.language_models.text_backend import LocalTextModel
+
+    cfg = LlamaConfig(vocab_size=len(smol.tokenizer.hf), hidden_size=32, intermediate_size=64,
+                      num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
+                      max_position_embeddings=64,
+                      bos_token_id=smol.tokenizer.hf.bos_token_id,
+                      eos_token_id=smol.tokenizer.hf.eos_token_id)
+    torch.manual_seed(0)
+    lm = HFCausalLM(LlamaForCausalLM(cfg), smol.tokenizer.hf, name="tiny")
+    rows = [lm.tokenizer.encode(b"one two"), lm.tokenizer.encode(b"six ten")]
+    assert len(rows[0]) == len(rows[1])
+    sess = lm.session(2)
+    sess.prefill(rows)
+    step = lm.session(2)
+    for t in range(len(rows[0])):
+        step.next_log_probs()
+        step.feed([rows[0][t], rows[1][t]])
+    np.testing.assert_allclose(sess.next_log_probs(), step.next_log_probs(), atol=1e-5)
+    with pytest.raises(ValueError, match="same length"):
+        lm.session(2).prefill([rows[0], rows[0][:-1]])
+    tm = LocalTextModel(lm)
+    both = tm.generate(["one two", "six ten"], 6)
+    assert both[0] == tm.generate(["one two"], 6)[0]
+    assert tm.logprobs("one", " two") and all(v < 0 for v in tm.logprobs("one", " two"))

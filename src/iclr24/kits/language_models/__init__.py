@@ -29,6 +29,10 @@ Pieces and where they live
 ``openai_client`` :class:`OpenAICompatibleClient` (``/v1/completions``: batched ``generate`` with
                  n/stop/seed, ``logprobs`` of a continuation via echo; timeouts, errors naming
                  the URL and status).
+``text_backend`` the harnesses' text-in/text-out interface :class:`TextBackend` (``generate``,
+                 ``logprobs``, capability flags) and :class:`LocalTextModel` over any local
+                 backend (lockstep batches of equal-length prompts, one prefill pass, top-p
+                 sampling seeded per (prompt, sample), stop strings).
 
 Bit-identity of the two inference paths
 ---------------------------------------
@@ -107,6 +111,7 @@ from .pretrained import (
     smollm2_gguf_path,
 )
 from .sandbox import SandboxResult, run_python
+from .text_backend import LocalTextModel, TextBackend, nucleus_sample
 from .training import (
     TrainConfig,
     TrainHistory,
@@ -132,11 +137,13 @@ __all__ = [
     "IncrementalSession",
     "KVCache",
     "LanguageModelBase",
+    "LocalTextModel",
     "LzmaCompressor",
     "NextTokenBackend",
     "OpenAICompatibleClient",
     "PngCompressor",
     "SandboxResult",
+    "TextBackend",
     "Tokenizer",
     "TrainConfig",
     "TrainHistory",
@@ -157,6 +164,7 @@ __all__ = [
     "load_hf_checkpoint",
     "load_smollm2",
     "near_square_shape",
+    "nucleus_sample",
     "pcm16_to_uint8",
     "pydoc_topics_corpus",
     "quantize_int8",

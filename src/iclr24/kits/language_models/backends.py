@@ -324,18 +324,27 @@ class _HFSession:
             self._current = torch.log_softmax(logits.float(), dim=-1).double().cpu().numpy()
         return self._current
 
-    def prefill(self, tokens: Sequence[int]) -> None:
-        """Feed a whole prompt (batch 1, fresh session) in one forward pass."""
-        toks = _token_list(tokens, self.lm.vocab_size)
-        if self.batch_size != 1 or self._past is not None or not toks:
-            raise ValueError("prefill needs a fresh batch-1 session and a non-empty prompt")
-        ids = torch.tensor([[self.lm.start_id] + toks[:-1]], dtype=torch.long,
+    def prefill(self, tokens: Sequence[int] | Sequence[Sequence[int]]) -> None:
+        """Feed whole prompts to a fresh session in one forward pass: one prompt (a sequence
+        of ids) for a batch-1 session, or one equal-length row per batch row."""
+        rows = ([_token_list(r, self.lm.vocab_size) for r in tokens]
+                if len(tokens) and not isinstance(tokens[0], (int, np.integer)) else
+                [_token_list(tokens, self.lm.vocab_size)])
+        if (self._past is not None or len(rows) != self.batch_size or not rows[0]
+                or any(len(r) != len(rows[0]) for r in rows)):
+            raise ValueError("prefill needs a fresh session and one non-empty prompt per batch "
+                             "row, all of the same length")
+        if self.lm.context_length is not None and len(rows[0]) > self.lm.context_length:
+            raise ValueError(f"a prompt of {len(rows[0])} tokens exceeds the model's "
+                             f"context_length={self.lm.context_length}")
+        ids = torch.tensor([[self.lm.start_id] + r[:-1] for r in rows], dtype=torch.long,
                            device=self.lm.device)
         with torch.no_grad():
             out = self.lm.model(input_ids=ids, use_cache=True)
         self._past = getattr(out, self.lm._cache_kwarg)
-        self.length = len(toks)
-        self._pending = torch.tensor([[toks[-1]]], dtype=torch.long, device=self.lm.device)
+        self.length = len(rows[0])
+        self._pending = torch.tensor([[r[-1]] for r in rows], dtype=torch.long,
+                                     device=self.lm.device)
         self._current = None
 
     def feed(self, tokens: Sequence[int]) -> None:
