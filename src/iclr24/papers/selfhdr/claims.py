@@ -10,7 +10,7 @@ from .training import SelfHDRConfig
 
 
 def _setup(scale: Scale) -> tuple[ExperimentSetup, int]:
-    config = SelfHDRConfig(steps=sizes(scale, smoke=25, small=1000),
+    config = SelfHDRConfig(steps=sizes(scale, smoke=25, small=800),
                            patch_size=16, batch_size=8)
     setup = ExperimentSetup(size=32, n_train=sizes(scale, smoke=16, small=128),
                             n_test=sizes(scale, smoke=8, small=32), config=config)

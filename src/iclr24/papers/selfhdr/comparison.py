@@ -17,7 +17,7 @@ trains three networks; :func:`arm_runner` reuses one runner per (setup, seed) in
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -65,8 +65,7 @@ class ArmRunner:
     def __init__(self, setup: ExperimentSetup, seed: int):
         self.setup = setup
         self.seed = int(seed)
-        self.trainer = SelfHDRTrainer(
-            SelfHDRConfig(**{**setup.config.__dict__, "seed": self.seed}))
+        self.trainer = SelfHDRTrainer(replace(setup.config, seed=self.seed))
         self._outputs: dict[str, torch.Tensor] = {}
         self._scores: dict[str, ArmScores] = {}
 

@@ -15,10 +15,12 @@ LDR stacks (N, 3, 3, H, W) (short, reference, long; RGB; in [0, 1]):
 Also :meth:`~SelfHDRTrainer.fit_color_only` (L_color with M = 1, no structure stage) and
 :meth:`~SelfHDRTrainer.fit_supervised` (L1 on T(.) against ground truth, the upper bound).
 
-What differs. The paper trains 150 epochs x 1,200 batches of 16 with lr 1e-4 (step decay every
-50 epochs) on Kalantari's real captures; here a few hundred to a thousand Adam steps with a
-larger lr (1e-3, halved at 1/3 and 2/3 of the steps), whole small synthetic scenes as patches,
-and the tiny AHDRNet of :mod:`.ahdrnet`.
+What differs. The paper trains 150 epochs x 1,200 batches of 16 (128 px patches) with lr 1e-4
+(step decay every 50 epochs) on Kalantari's real captures; here a few hundred Adam steps with a
+larger lr (3e-3, halved at 1/3 and 2/3 of the steps), batches of 8 random 16 px crops of small
+synthetic scenes, and the tiny AHDRNet of :mod:`.ahdrnet`. The color-only arm gets the same
+reference noise as stage 2 (only the structure part differs); the supervised arm none (as the
+official supervised AHDRNet).
 """
 
 from __future__ import annotations
