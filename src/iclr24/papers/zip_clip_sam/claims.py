@@ -27,7 +27,7 @@ _TEST_SEED_OFFSET = 10_000
 
 
 def _training(scale: Scale) -> CNNTraining:
-    return sizes(scale, smoke=CNNTraining(n_train=160, steps=40, batch_size=16),
+    return sizes(scale, smoke=CNNTraining(n_train=128, steps=30, batch_size=16),
                  small=CNNTraining(n_train=1000, steps=500, batch_size=16))
 
 
@@ -95,7 +95,7 @@ def touching_instances(scale: Scale, seed: int, progress=None) -> Measurement:
     from iclr24.kits.threads import single_threaded
 
     progress = progress or (lambda *a, **k: None)
-    n_test = sizes(scale, smoke=6, small=60)
+    n_test = sizes(scale, smoke=5, small=60)
     per_arm: dict[str, list[dict[str, float]]] = {"zip": [], "cam": [], "superpixel": []}
     seeds = _replicate_seeds(scale, seed)
     for r, rep_seed in enumerate(seeds):
@@ -146,7 +146,7 @@ def layer_matters(scale: Scale, seed: int, progress=None) -> Measurement:
     from iclr24.kits.threads import single_threaded
 
     progress = progress or (lambda *a, **k: None)
-    n_test = sizes(scale, smoke=4, small=40)
+    n_test = sizes(scale, smoke=3, small=40)
     layers = ["rgb", "stage1", "stage2", "stage3", "stage4"]
     ap50: dict[str, list[float]] = {name: [] for name in layers}
     seeds = _replicate_seeds(scale, seed)
