@@ -76,7 +76,7 @@ def _figure(panels):
     paper_numbers={"area_ratio": 1.169},
 )
 def pendulum_efficiency(scale: Scale, seed: int, progress=None) -> Measurement:
-    steps = sizes(scale, smoke=350, small=2000)
+    steps = sizes(scale, smoke=300, small=2000)
     updates = 1
     eval_every = sizes(scale, smoke=100, small=250)
     episodes = sizes(scale, smoke=1, small=3)
