@@ -188,5 +188,8 @@ def fmr_separates_training(scale: Scale, seed: int, progress=None) -> Measuremen
     return Measurement(
         metrics=metrics, figure=fig, tables={"models": rows},
         notes="FMR per model is its accepted-sample accuracy over its clean accuracy; every "
-              "model gets its own generated set from the same test images. spearman_fmr_noise "
-              "is 0 when a ranking is constant.")
+              "model gets its own generated set from the same test images. judge_<model> says "
+              "whether the zoo really bounded that model's generated set: where the held-out "
+              "judge disagrees with y on most accepted images, the attack fooled the oracle too "
+              "and a low FMR reflects the oracle's weakness, not the model's. "
+              "spearman_fmr_noise is 0 when a ranking is constant.")
