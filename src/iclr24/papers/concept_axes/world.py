@@ -131,7 +131,7 @@ def render_scenes(shape: np.ndarray, hue: np.ndarray, texture: np.ndarray, size:
         raise ValueError(f"shape indices must be in [0, {len(SHAPES)})")
     if n and (texture.min() < 0 or texture.max() >= len(TEXTURES)):
         raise ValueError(f"texture indices must be in [0, {len(TEXTURES)})")
-    jitter = 1.0 / size  # up to half a pixel of the [-1, 1] frame... times two: one pixel
+    jitter = 1.0 / size  # up to half a pixel each way (a pixel is 2 / size in the [-1, 1] frame)
     cx = rng.uniform(-jitter, jitter, n)
     cy = rng.uniform(-jitter, jitter, n)
     inside = _shape_masks(shape, size, cx, cy)[:, None]            # (n, 1, s, s)
