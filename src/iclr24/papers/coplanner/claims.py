@@ -236,7 +236,7 @@ def rollout_model_error(scale: Scale, seed: int, progress=None) -> Measurement:
     paper_numbers={},
 )
 def mountaincar_exploration(scale: Scale, seed: int, progress=None) -> Measurement:
-    steps = sizes(scale, smoke=300, small=1200)
+    steps = sizes(scale, smoke=300, small=2000)
     seeds = _seeds(scale, seed, 3)
     arms = {"mbpo": False, "coplanner": True}
     runs: dict[str, list] = {a: [] for a in arms}
