@@ -188,6 +188,7 @@ def test_ngram_block_encoder_gives_the_step_by_step_stream(block, monkeypatch):
     import iclr24.papers.lm_compression.model_coding as mc
 
     monkeypatch.setattr(mc, "_BLOCK_STEPS", block)
+    monkeypatch.setattr(mc, "_BLOCK_MIN_TOKENS", 0)
     model = _ngram()
     rng = np.random.default_rng(block)
     seqs = [list(TEXT[:170]), list(rng.integers(0, 256, 97)), list(TEXT[3:4]), [],

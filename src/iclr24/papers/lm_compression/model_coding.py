@@ -70,8 +70,11 @@ _MAGIC = b"LMC"
 # bits a range decoder may still hold once its input words are used up (its 64-bit state, plus
 # margin): more information than this decoded after exhaustion means the stream is too short
 _STATE_BITS = 128
-# steps per call of a session's ``block_probs`` (the n-gram encoder's fast path)
+# steps per call of a session's ``block_probs`` (the n-gram encoder's fast path), and the
+# fewest tokens a group must hold to take it: compiling that kernel costs ~10 s once per
+# machine (numba caches it), more than it saves on the few kilobytes of a smoke run
 _BLOCK_STEPS = 64
+_BLOCK_MIN_TOKENS = 1 << 16
 
 
 def _check_model(model: Any) -> None:
@@ -130,7 +133,8 @@ def encode_token_sequences(model: Any, sequences: Sequence[Sequence[int]], *,
     nats = np.zeros(len(seqs))
     with torch_threads(threads):
         sess = model.session(len(seqs)) if steps else None
-        block = getattr(sess, "block_probs", None)
+        block = getattr(sess, "block_probs", None) if lengths.sum() >= _BLOCK_MIN_TOKENS \
+            else None
         for t0 in range(0, steps, _BLOCK_STEPS) if block is not None else ():
             # the encoder knows its tokens: a session that can score a block of known tokens
             # bit-identically to step-by-step coding (the n-gram) does _BLOCK_STEPS steps per
