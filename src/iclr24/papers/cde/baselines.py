@@ -31,6 +31,7 @@ from torch import nn
 
 from iclr24.kits.reinforcement import QNetwork, TanhGaussianActor, mlp
 
+from .cde import policy_actions
 from .dataset import OfflineDataset
 
 __all__ = ["BC", "CQL", "IQL"]
@@ -78,17 +79,7 @@ class _OfflineAgent(nn.Module):
     def act(self, obs: np.ndarray, deterministic: bool = True,
             generator: torch.Generator | None = None) -> np.ndarray:
         """Actions in [−1, 1] for raw observations (obs_dim,) or (n, obs_dim)."""
-        if not self.fitted:
-            raise RuntimeError("call fit() before act()")
-        obs = np.asarray(obs, np.float32)
-        if obs.shape[-1] != self.obs_dim or obs.ndim not in (1, 2):
-            raise ValueError(f"obs must have shape ({self.obs_dim},) or (n, {self.obs_dim}); "
-                             f"got {obs.shape}")
-        x = self._normalise(obs.reshape(-1, self.obs_dim))
-        with torch.no_grad():
-            a = self.actor(x) if deterministic else self.actor.sample(x, generator)[0]
-        a = a.numpy()
-        return a[0] if obs.ndim == 1 else a
+        return policy_actions(self, self.actor, obs, deterministic, generator)
 
     def _log_prob_data(self, obs: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
         """Pre-tanh log density of atanh(a) under the actor (n,)."""

@@ -55,6 +55,24 @@ __all__ = ["CDE", "CDEConfig", "TanhMixturePolicy"]
 _EPS = 1e-6
 
 
+def policy_actions(agent, policy: TanhGaussianActor, obs: np.ndarray, deterministic: bool,
+                   generator: torch.Generator | None) -> np.ndarray:
+    """The ``act`` of every fitted agent here (CDE and the baselines): raw observations
+    (obs_dim,) or (n, obs_dim), standardised by ``agent._normalise``, through ``policy``
+    (its mean action, or a sample), as numpy in [−1, 1]."""
+    if not agent.fitted:
+        raise RuntimeError("call fit() before act()")
+    obs = np.asarray(obs, np.float32)
+    if obs.shape[-1] != agent.obs_dim or obs.ndim not in (1, 2):
+        raise ValueError(f"obs must have shape ({agent.obs_dim},) or (n, {agent.obs_dim}); "
+                         f"got {obs.shape}")
+    x = agent._normalise(obs.reshape(-1, agent.obs_dim))
+    with torch.no_grad():
+        a = policy(x) if deterministic else policy.sample(x, generator)[0]
+    a = a.cpu().numpy()
+    return a[0] if obs.ndim == 1 else a
+
+
 @dataclass(frozen=True)
 class CDEConfig:
     """CDE hyper-parameters (official ``maze2d.yaml``)."""
@@ -226,17 +244,7 @@ class CDE(nn.Module):
     def act(self, obs: np.ndarray, deterministic: bool = True,
             generator: torch.Generator | None = None) -> np.ndarray:
         """Actions for raw observations (obs_dim,) or (n, obs_dim), as numpy in [−1, 1]."""
-        if not self.fitted:
-            raise RuntimeError("call fit() before act()")
-        obs = np.asarray(obs, np.float32)
-        if obs.shape[-1] != self.obs_dim or obs.ndim not in (1, 2):
-            raise ValueError(f"obs must have shape ({self.obs_dim},) or (n, {self.obs_dim}); "
-                             f"got {obs.shape}")
-        x = self._normalise(obs.reshape(-1, self.obs_dim))
-        with torch.no_grad():
-            a = self.policy(x) if deterministic else self.policy.sample(x, generator)[0]
-        a = a.cpu().numpy()
-        return a[0] if obs.ndim == 1 else a
+        return policy_actions(self, self.policy, obs, deterministic, generator)
 
     # --- training ---------------------------------------------------------------------------
     def _prepare(self, ds: OfflineDataset) -> _Tensors:
