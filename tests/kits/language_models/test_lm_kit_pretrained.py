@@ -177,9 +177,34 @@ def test_batched_prefill_and_text_generation_on_a_hf_model(smol):
         step.next_log_probs()
         step.feed([rows[0][t], rows[1][t]])
     np.testing.assert_allclose(sess.next_log_probs(), step.next_log_probs(), atol=1e-5)
-    with pytest.raises(ValueError, match="same length"):
-        lm.session(2).prefill([rows[0], rows[0][:-1]])
-    tm = LocalTextModel(lm)
-    both = tm.generate(["one two", "six ten"], 6)
-    assert both[0] == tm.generate(["one two"], 6)[0]
+    with pytest.raises(ValueError, match="2 rows"):
+        lm.session(2).prefill([rows[0]])
+    # unequal rows are left-padded and masked: each row's next-token distributions, through
+    # the prefill and three fed steps, equal those of the row alone
+    short, long = lm.tokenizer.encode(b"one"), lm.tokenizer.encode(b"five six seven eight")
+    assert len(short) < len(long)
+    padded = lm.session(2)
+    padded.prefill([short, long])
+    alone = []
+    for r in (short, long):
+        s1 = lm.session(1)
+        s1.prefill(r)
+        alone.append(s1)
+    for tok in (5, 17, 9):
+        lp = padded.next_log_probs()
+        for b, s1 in enumerate(alone):
+            np.testing.assert_allclose(lp[b], s1.next_log_probs()[0], atol=1e-5)
+            s1.feed([tok])
+        padded.feed([tok, tok])
+    tm = LocalTextModel(lm, max_batch=3)
+    prompts = ["one two", "six ten", "one", "five six seven eight", ""]
+    # sampled rows depend on (seed, prompt index, sample index), not on the batching
+    every = tm.generate(prompts, 6, temperature=0.8, n=2, seed=3)
+    assert every == LocalTextModel(lm, max_batch=16).generate(prompts, 6, temperature=0.8, n=2,
+                                                              seed=3)
+    greedy = tm.generate(prompts, 6)
+    for i, p in enumerate(prompts):
+        assert greedy[i] == tm.generate([p], 6)[0]
+    with pytest.raises(ValueError, match="max_batch"):
+        LocalTextModel(lm, max_batch=0)
     assert tm.logprobs("one", " two") and all(v < 0 for v in tm.logprobs("one", " two"))

@@ -31,7 +31,8 @@ Pieces and where they live
                  the URL and status).
 ``text_backend`` the harnesses' text-in/text-out interface :class:`TextBackend` (``generate``,
                  ``logprobs``, capability flags) and :class:`LocalTextModel` over any local
-                 backend (lockstep batches of equal-length prompts, one prefill pass, top-p
+                 backend (lockstep batches of up to ``max_batch`` rows, one prefill pass,
+                 left-padded prompts of unequal length on Hugging Face models, top-p
                  sampling seeded per (prompt, sample), stop strings).
 
 Bit-identity of the two inference paths

@@ -309,6 +309,10 @@ class _HFSession:
         self._pending = torch.full((batch_size, 1), lm.start_id, dtype=torch.long,
                                    device=lm.device)
         self._current: np.ndarray | None = None
+        # after a padded prefill: the attention mask over the cache (B, cached) and each row's
+        # next position (B,); None while every row is as long as the session
+        self._mask: torch.Tensor | None = None
+        self._next_pos: torch.Tensor | None = None
 
     def next_log_probs(self) -> np.ndarray:
         if self._current is None:
@@ -316,6 +320,10 @@ class _HFSession:
                 raise ValueError(f"sequence longer than the model's context_length="
                                  f"{self.lm.context_length}")
             kwargs = {self.lm._cache_kwarg: self._past} if self._past is not None else {}
+            if self._mask is not None:
+                self._mask = torch.cat([self._mask, torch.ones_like(self._mask[:, :1])], dim=1)
+                kwargs.update(attention_mask=self._mask, position_ids=self._next_pos[:, None])
+                self._next_pos = self._next_pos + 1
             with torch.no_grad():
                 out = self.lm.model(input_ids=self._pending, use_cache=True, **kwargs)
             self._past = getattr(out, self.lm._cache_kwarg)
@@ -326,25 +334,36 @@ class _HFSession:
 
     def prefill(self, tokens: Sequence[int] | Sequence[Sequence[int]]) -> None:
         """Feed whole prompts to a fresh session in one forward pass: one prompt (a sequence
-        of ids) for a batch-1 session, or one equal-length row per batch row."""
+        of ids) for a batch-1 session, or one non-empty row per batch row. Rows of unequal
+        length are left-padded and masked, each with its own positions, so every row sees
+        exactly its own prompt (up to float rounding of the padded batch)."""
         rows = ([_token_list(r, self.lm.vocab_size) for r in tokens]
                 if len(tokens) and not isinstance(tokens[0], (int, np.integer)) else
                 [_token_list(tokens, self.lm.vocab_size)])
-        if (self._past is not None or len(rows) != self.batch_size or not rows[0]
-                or any(len(r) != len(rows[0]) for r in rows)):
-            raise ValueError("prefill needs a fresh session and one non-empty prompt per batch "
-                             "row, all of the same length")
-        if self.lm.context_length is not None and len(rows[0]) > self.lm.context_length:
-            raise ValueError(f"a prompt of {len(rows[0])} tokens exceeds the model's "
+        if self._past is not None or len(rows) != self.batch_size or not all(rows):
+            raise ValueError(f"prefill needs a fresh session and one non-empty prompt per batch "
+                             f"row ({self.batch_size} rows), got {len(rows)} rows")
+        longest = max(len(r) for r in rows)
+        if self.lm.context_length is not None and longest > self.lm.context_length:
+            raise ValueError(f"a prompt of {longest} tokens exceeds the model's "
                              f"context_length={self.lm.context_length}")
-        ids = torch.tensor([[self.lm.start_id] + r[:-1] for r in rows], dtype=torch.long,
-                           device=self.lm.device)
+        dev = self.lm.device
+        pads = [longest - len(r) for r in rows]
+        ids = torch.tensor([[self.lm.start_id] * (k + 1) + r[:-1] for k, r in zip(pads, rows)],
+                           dtype=torch.long, device=dev)
+        kwargs: dict[str, Any] = {}
+        if any(pads):
+            mask = torch.tensor([[0] * k + [1] * len(r) for k, r in zip(pads, rows)],
+                                dtype=torch.long, device=dev)
+            kwargs.update(attention_mask=mask,
+                          position_ids=(mask.cumsum(1) - 1).clamp(min=0))
+            self._mask = mask
+            self._next_pos = torch.tensor([len(r) for r in rows], dtype=torch.long, device=dev)
         with torch.no_grad():
-            out = self.lm.model(input_ids=ids, use_cache=True)
+            out = self.lm.model(input_ids=ids, use_cache=True, **kwargs)
         self._past = getattr(out, self.lm._cache_kwarg)
-        self.length = len(rows[0])
-        self._pending = torch.tensor([[r[-1]] for r in rows], dtype=torch.long,
-                                     device=self.lm.device)
+        self.length = longest
+        self._pending = torch.tensor([[r[-1]] for r in rows], dtype=torch.long, device=dev)
         self._current = None
 
     def feed(self, tokens: Sequence[int]) -> None:
@@ -364,6 +383,8 @@ class HFCausalLM(LanguageModelBase):
     EOS), so the first real token has a distribution too. ``vocab_size`` is the tokenizer's
     vocabulary (extra padded logits of the output layer are dropped).
     """
+
+    padded_prefill = True  # its sessions prefill rows of unequal length (left-padded, masked)
 
     def __init__(self, model: Any, hf_tokenizer: Any, *, name: str = "hf-model",
                  file_size_bytes: int | None = None, num_parameters: int | None = None) -> None:

@@ -6,14 +6,17 @@ continuation. :class:`TextBackend` names them, with capability flags so a harnes
 early (``supports_logprobs``). Two implementations:
 
 - :class:`LocalTextModel` over any local :class:`~.backends.NextTokenBackend` (our tiny models,
-  SmolLM2, a user's checkpoint): prompts of the same token length run in lockstep through one
-  KV-cached session (``n`` samples each), prefilled in one forward pass where the session can;
+  SmolLM2, a user's checkpoint): up to ``max_batch`` rows (prompt × sample) run in lockstep
+  through one KV-cached session, prefilled in one forward pass where the session can. Hugging
+  Face sessions take prompts of unequal length (left-padded and masked, rows sorted by length
+  so batches waste little padding); other backends batch prompts of equal token length;
   nucleus (top-p) sampling at a temperature, or greedy at 0; stop strings cut the text (the
   row stops once one appears).
 - :class:`~.openai_client.OpenAICompatibleClient` for a served model.
 
 Samples are reproducible: row (prompt i, sample j) draws from its own generator seeded with
-(seed, i, j), whatever the grouping.
+(seed, i, j), whatever the grouping (a padded batch can change a logit in its last float bits,
+so a near-tie may resolve differently in a different batch).
 """
 
 from __future__ import annotations
@@ -67,12 +70,15 @@ class LocalTextModel:
     supports_generate = True
     supports_logprobs = True
 
-    def __init__(self, lm, *, stop_ids: Sequence[int] | None = None) -> None:
+    def __init__(self, lm, *, stop_ids: Sequence[int] | None = None, max_batch: int = 16) -> None:
         for attr in ("session", "log_probs", "tokenizer", "vocab_size"):
             if not hasattr(lm, attr):
                 raise TypeError(f"lm must be a next-token backend (missing {attr!r}), got "
                                 f"{type(lm).__name__}")
+        if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
+            raise ValueError(f"max_batch must be a positive int, got {max_batch!r}")
         self.lm = lm
+        self.max_batch = max_batch
         if stop_ids is None:
             eos = getattr(getattr(lm.tokenizer, "hf", None), "eos_token_id", None)
             stop_ids = () if eos is None else (int(eos),)
@@ -109,26 +115,30 @@ class LocalTextModel:
                 raise ValueError(f"prompts[{i}] has {len(t)} tokens; with max_new_tokens="
                                  f"{max_new_tokens} it exceeds the model's context_length={ctx}")
         out: list[list[str]] = [[""] * n for _ in prompts]
-        groups: dict[int, list[int]] = {}
-        for i, t in enumerate(ids):
-            groups.setdefault(len(t), []).append(i)
+        padded = getattr(self.lm, "padded_prefill", False)
+        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
+        groups: dict[int, list[tuple[int, int]]] = {}  # by length, or -1: every padded prompt
+        for i in order:
+            key = -1 if padded and ids[i] else len(ids[i])
+            groups.setdefault(key, []).extend((i, j) for j in range(n))
         base = 0 if seed is None else int(seed)
-        for length, members in groups.items():
-            rows = [(i, j) for i in members for j in range(n)]
-            texts = self._lockstep([ids[i] for i, _ in rows], length, max_new_tokens,
-                                   temperature, top_p, stops,
-                                   [np.random.default_rng([base, i, j]) for i, j in rows])
-            for (i, j), text in zip(rows, texts):
-                out[i][j] = text
+        for members in groups.values():
+            for lo in range(0, len(members), self.max_batch):
+                rows = members[lo:lo + self.max_batch]
+                texts = self._lockstep([ids[i] for i, _ in rows], max_new_tokens, temperature,
+                                       top_p, stops,
+                                       [np.random.default_rng([base, i, j]) for i, j in rows])
+                for (i, j), text in zip(rows, texts):
+                    out[i][j] = text
         return out
 
-    def _lockstep(self, rows: list[list[int]], length: int, max_new: int, temperature: float,
-                  top_p: float, stops: list[str], rngs: list[np.random.Generator]) -> list[str]:
+    def _lockstep(self, rows: list[list[int]], max_new: int, temperature: float, top_p: float,
+                  stops: list[str], rngs: list[np.random.Generator]) -> list[str]:
         sess = self.lm.session(len(rows))
-        if length and hasattr(sess, "prefill"):
+        if all(rows) and hasattr(sess, "prefill"):
             sess.prefill(rows)
-        else:
-            for t in range(length):
+        else:  # equal lengths here (backends without padded prefill are grouped by length)
+            for t in range(len(rows[0])):
                 sess.next_log_probs()
                 sess.feed([r[t] for r in rows])
         new: list[list[int]] = [[] for _ in rows]
