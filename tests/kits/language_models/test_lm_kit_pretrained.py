@@ -208,3 +208,41 @@ def test_batched_prefill_and_text_generation_on_a_hf_model(smol):
     with pytest.raises(ValueError, match="max_batch"):
         LocalTextModel(lm, max_batch=0)
     assert tm.logprobs("one", " two") and all(v < 0 for v in tm.logprobs("one", " two"))
+
+
+def test_lora_finetuning_of_a_hf_model_trains_adapters_only_and_merges(smol, one_torch_thread):
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from iclr24.kits.language_models.finetuning import FinetuneConfig, finetune, sft_batch
+
+    cfg = LlamaConfig(vocab_size=len(smol.tokenizer.hf), hidden_size=32, intermediate_size=64,
+                      num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
+                      max_position_embeddings=64,
+                      bos_token_id=smol.tokenizer.hf.bos_token_id,
+                      eos_token_id=smol.tokenizer.hf.eos_token_id)
+    torch.manual_seed(0)
+    lm = HFCausalLM(LlamaForCausalLM(cfg), smol.tokenizer.hf, name="tiny")
+    embed = lm.model.get_input_embeddings().weight.detach().clone()
+    q = lm.model.model.layers[0].self_attn.q_proj.weight.detach().clone()
+    pairs = [("Capital of France:", " Paris"), ("Capital of Italy:", " Rome")]
+    batch = sft_batch(lm, pairs)
+    eos = smol.tokenizer.hf.eos_token_id
+    assert eos in batch.labels[0].tolist()  # the target ends with EOS
+    # the masked loss equals the targets' NLL read through the backend's scorer
+    with torch.no_grad():
+        logits = lm.model(input_ids=batch.inputs[:1],
+                          attention_mask=batch.attention_mask[:1]).logits
+    keep = batch.labels[0] != -100
+    nll = torch.nn.functional.cross_entropy(logits[0][keep], batch.labels[0][keep])
+    full = lm.tokenizer.encode(b"Capital of France:") + batch.labels[0][keep].tolist()
+    lp = lm.log_probs(full)
+    n_p = len(full) - int(keep.sum())
+    assert float(nll) == pytest.approx(-np.mean([lp[k, full[k]] for k in range(n_p, len(full))]),
+                                       rel=1e-4)
+    hist = finetune(lm, pairs, FinetuneConfig(steps=40, batch_size=2, lr=1e-2, lora_rank=4,
+                                              lora_targets=("q_proj", "v_proj")))
+    assert hist.losses[-1] < hist.losses[0]
+    assert isinstance(lm.model, LlamaForCausalLM)  # merged back: same type, no adapters left
+    assert torch.equal(lm.model.get_input_embeddings().weight, embed)  # base frozen
+    assert not torch.equal(lm.model.model.layers[0].self_attn.q_proj.weight, q)  # merged delta

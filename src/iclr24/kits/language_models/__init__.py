@@ -8,6 +8,9 @@ Pieces and where they live
                  incremental ``forward_step(inputs: (B,), KVCache) -> (B, V)``.
 ``training``     :func:`train_causal_lm` (AdamW, linear warm-up + cosine decay, mean NLL, random
                  windows in a seeded, deterministic order, optional ``progress(fraction, msg)``).
+``finetuning``   :func:`finetune` on (prompt, target) pairs with the prompt masked out of the
+                 loss (``train_on_inputs`` to keep it), full fine-tuning or LoRA (peft, merged
+                 at the end) on Hugging Face models; :func:`sft_batch` shows the batch.
 ``checkpoint``   :func:`save_checkpoint` / :func:`load_checkpoint` (one local file, weights-only).
 ``backends``     the general next-token interface every model speaks (:class:`NextTokenBackend`):
                  ``log_probs(tokens) -> (T, V)``, ``session(batch) -> IncrementalSession``
@@ -103,6 +106,7 @@ from .corpora import (
     synthesize_audio_clip,
     synthetic_audio_corpus,
 )
+from .finetuning import FinetuneConfig, SFTBatch, finetune, sft_batch
 from .openai_client import OpenAICompatibleClient
 from .pretrained import (
     SMOLLM2_GGUF_NAME,
@@ -131,6 +135,7 @@ __all__ = [
     "ChunkedRate",
     "Compressor",
     "Corpus",
+    "FinetuneConfig",
     "FlacCompressor",
     "GzipCompressor",
     "HFCausalLM",
@@ -143,6 +148,7 @@ __all__ = [
     "NextTokenBackend",
     "OpenAICompatibleClient",
     "PngCompressor",
+    "SFTBatch",
     "SandboxResult",
     "TextBackend",
     "Tokenizer",
@@ -159,6 +165,7 @@ __all__ = [
     "classical_compressors",
     "cosine_learning_rate",
     "digits_corpus",
+    "finetune",
     "image_patch_corpus",
     "llama2_chat_prompt",
     "load_checkpoint",
@@ -173,6 +180,7 @@ __all__ = [
     "run_python",
     "sample_from_log_probs",
     "save_checkpoint",
+    "sft_batch",
     "sinusoidal_positions",
     "smollm2_gguf_path",
     "stdlib_source_corpus",
