@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from iclr24.kits.language_models.arithmetic import arithmetic_problems
 from iclr24.kits.language_models.chat_templates import alpaca_prompt, llama2_chat_prompt
-from iclr24.kits.language_models.sandbox import run_python
+from iclr24.kits.language_models.sandbox import PythonSession, run_python
 
 
 def test_sandbox_output_errors_and_working_directory():
@@ -26,6 +26,41 @@ def test_sandbox_kills_endless_code_at_its_timeout():
     assert r.seconds < 5
     r = run_python("import time\nprint('started', flush=True)\ntime.sleep(30)", timeout=1.0)
     assert r.timed_out and r.stdout == "started\n"
+
+
+def test_python_session_keeps_its_namespace_across_cells():
+    with PythonSession(preamble="def add(a, b):\n    return a + b\n") as repl:
+        assert repl.run("x = add(2, 3)\nprint(x)").stdout == "5\n"
+        r = repl.run("print(x * 10)")
+        assert r.ok and r.stdout == "50\n"
+        r = repl.run("print('before')\n1 / 0")
+        assert r.returncode == 1 and r.stdout == "before\n"
+        assert r.stderr.startswith("Traceback") and '"<cell>", line 2' in r.stderr
+        assert "ZeroDivisionError" in r.stderr and "exec(" not in r.stderr  # no REPL frames
+        # writes to the raw file descriptors cannot break the protocol
+        assert repl.run("import os\nos.write(1, b'junk')\nprint('ok')").stdout == "ok\n"
+        repl.reset()
+        r = repl.run("print('x' in dir(), add(1, 1))")  # fresh namespace, preamble again
+        assert r.stdout == "False 2\n"
+
+
+def test_python_session_recovers_from_timeouts_and_crashes():
+    with PythonSession(timeout=1.0, memory_mb=256) as repl:
+        repl.run("y = 7")
+        r = repl.run("while True:\n    pass")
+        assert r.timed_out and r.returncode is None and r.seconds < 5
+        r = repl.run("print(y)")  # a fresh interpreter, and the result says the state is lost
+        assert "state is lost" in r.stderr and "NameError" in r.stderr
+        r = repl.run("import os\nos._exit(3)")
+        assert r.returncode == -1 and not r.timed_out and "died" in r.stderr
+        assert repl.run("print('back')").stdout == "back\n"
+        assert "MemoryError" in repl.run("b = bytearray(600 * 2**20)").stderr
+    with pytest.raises(ValueError, match="preamble failed"):
+        PythonSession(preamble="raise RuntimeError('no tools')").run("pass")
+    with pytest.raises(ValueError, match="timeout"):
+        PythonSession(timeout=-1)
+    with pytest.raises(TypeError, match="code"):
+        PythonSession().run(3)
 
 
 def test_sandbox_limits_memory_and_output():

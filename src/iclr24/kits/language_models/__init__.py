@@ -26,7 +26,8 @@ Pieces and where they live
 ``compressors``  gzip / LZMA / zstd / bz2 / PNG / FLAC behind one :class:`Compressor` interface,
                  :func:`chunked_rate` with the header counted once.
 ``sandbox``      :func:`run_python` (model-written code in a child interpreter: timeout, temp
-                 directory, memory/CPU/file limits, process group killed on timeout).
+                 directory, memory/CPU/file limits, process group killed on timeout) and
+                 :class:`PythonSession` (a persistent REPL: cells share one namespace).
 ``arithmetic``   :func:`arithmetic_problems` (seeded questions with exact integer answers).
 ``chat_templates`` :func:`llama2_chat_prompt` and :func:`alpaca_prompt` (plain-string layouts).
 ``openai_client`` :class:`OpenAICompatibleClient` (``/v1/completions``: batched ``generate`` with
@@ -115,7 +116,7 @@ from .pretrained import (
     quantize_int8,
     smollm2_gguf_path,
 )
-from .sandbox import SandboxResult, run_python
+from .sandbox import PythonSession, SandboxResult, run_python
 from .text_backend import LocalTextModel, TextBackend, nucleus_sample
 from .training import (
     TrainConfig,
@@ -148,6 +149,7 @@ __all__ = [
     "NextTokenBackend",
     "OpenAICompatibleClient",
     "PngCompressor",
+    "PythonSession",
     "SFTBatch",
     "SandboxResult",
     "TextBackend",
