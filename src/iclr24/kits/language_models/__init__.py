@@ -35,6 +35,9 @@ Pieces and where they live
 ``openai_client`` :class:`OpenAICompatibleClient` (``/v1/completions``: batched ``generate`` with
                  n/stop/seed, ``logprobs`` of a continuation via echo; timeouts, errors naming
                  the URL and status).
+``subword``      :func:`train_subword_tokenizer` (byte-level BPE or Unigram learnt offline with
+                 ``tokenizers``; exact round trips, token spans) -> :class:`SubwordTokenizer`
+                 for the tiny models.
 ``text_backend`` the harnesses' text-in/text-out interface :class:`TextBackend` (``generate``,
                  ``logprobs``, capability flags) and :class:`LocalTextModel` over any local
                  backend (lockstep batches of up to ``max_batch`` rows, one prefill pass,
@@ -120,6 +123,7 @@ from .pretrained import (
     smollm2_gguf_path,
 )
 from .sandbox import PythonSession, SandboxResult, run_python
+from .subword import SubwordTokenizer, train_subword_tokenizer
 from .text_backend import LocalTextModel, TextBackend, nucleus_sample
 from .training import (
     TrainConfig,
@@ -156,6 +160,7 @@ __all__ = [
     "SFTBatch",
     "SandboxResult",
     "SentenceEmbedder",
+    "SubwordTokenizer",
     "TextBackend",
     "Tokenizer",
     "TrainConfig",
@@ -195,5 +200,6 @@ __all__ = [
     "synthetic_audio_corpus",
     "torch_threads",
     "train_causal_lm",
+    "train_subword_tokenizer",
     "unchunked_rate",
 ]
