@@ -152,15 +152,16 @@ def majority_voting(scale: Scale, seed: int, progress=None) -> Measurement:
     arithmetic problems, evaluated through :class:`MathEvaluator` on held-out problems:
     greedy (maj@1) vs maj@k over k samples at temperature 0.6, top-p 0.95 (the fork's
     defaults); maj@j for smaller j from the first j samples. ``maj_minus_greedy`` is at
-    k = 16 (small; 8 at smoke), paired over seeds (each seed trains its own model on its own
+    k = 16 (small; 4 at smoke), paired over seeds (each seed trains its own model on its own
     problems)."""
     from iclr24.kits.threads import torch_threads
 
     progress = progress or (lambda *a, **k: None)
-    cfg = sizes(scale, smoke=TinySolverConfig(d_model=32, n_layers=1, steps=40, n_train=400),
-                small=TinySolverConfig(d_model=96, n_layers=2, steps=500, batch_size=16))
-    ks = sizes(scale, smoke=[1, 2, 4, 8], small=[1, 2, 4, 8, 16])
-    n_test = sizes(scale, smoke=20, small=100)
+    cfg = sizes(scale, smoke=TinySolverConfig(d_model=32, n_layers=1, steps=40, batch_size=16,
+                                              n_train=400),
+                small=TinySolverConfig(d_model=64, n_layers=2, steps=300, batch_size=16))
+    ks = sizes(scale, smoke=[1, 2, 4], small=[1, 2, 4, 8, 16])
+    n_test = sizes(scale, smoke=10, small=40)
     seeds = [seed + i for i in range(sizes(scale, smoke=1, small=3))]
     per_seed, table = [], []
     with torch_threads(1):
@@ -205,10 +206,10 @@ def majority_voting_smollm2(scale: Scale, seed: int, progress=None) -> Measureme
     from iclr24.kits.threads import torch_threads
 
     progress = progress or (lambda *a, **k: None)
-    ks = sizes(scale, smoke=[1, 2], small=[1, 2, 4, 8])
-    n_problems = sizes(scale, smoke=2, small=16)
+    ks = sizes(scale, smoke=[1, 2], small=[1, 2, 4])
+    n_problems = sizes(scale, smoke=2, small=8)
     seeds = [seed + i for i in range(sizes(scale, smoke=1, small=3))]
-    max_new = sizes(scale, smoke=8, small=40)
+    max_new = sizes(scale, smoke=8, small=36)
     if scale is Scale.SMOKE:
         lm = LocalTextModel(TransformerLM(new_tiny_model(TinySolverConfig(d_model=16,
                                                                           n_layers=1), seed,
@@ -276,9 +277,10 @@ def mixture_pretraining(scale: Scale, seed: int, progress=None) -> Measurement:
     from iclr24.kits.threads import torch_threads
 
     progress = progress or (lambda *a, **k: None)
-    cfg = sizes(scale, smoke=TinySolverConfig(d_model=32, n_layers=1, steps=30),
-                small=TinySolverConfig(d_model=96, n_layers=2, steps=300, batch_size=16))
-    n_test = sizes(scale, smoke=10, small=60)
+    cfg = sizes(scale, smoke=TinySolverConfig(d_model=32, n_layers=1, steps=20, batch_size=8),
+                small=TinySolverConfig(d_model=64, n_layers=2, steps=200, batch_size=16))
+    base_steps = sizes(scale, smoke=10, small=100)
+    n_test = sizes(scale, smoke=6, small=40)
     seeds = [seed + i for i in range(sizes(scale, smoke=1, small=3))]
     corpus = pydoc_topics_corpus()
     general = corpus.train.decode("utf-8", errors="replace")
@@ -297,7 +299,7 @@ def mixture_pretraining(scale: Scale, seed: int, progress=None) -> Measurement:
             base_sampler = MixtureSampler({"general_text": paragraphs,
                                            "web": sources["web"][:200]},
                                           {"general_text": 0.95, "web": 0.05}, seed=s)
-            continue_pretraining(base, base_sampler, cfg.steps, cfg.lr, batch_size=cfg.batch_size,
+            continue_pretraining(base, base_sampler, base_steps, cfg.lr, batch_size=cfg.batch_size,
                                  seq_len=cfg.seq_len, seed=s)
             state = {k: v.clone() for k, v in base.state_dict().items()}
             problems = arithmetic_task(n_test, seed=70_000 + s)

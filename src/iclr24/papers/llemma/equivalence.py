@@ -34,7 +34,7 @@ from pathlib import Path
 
 __all__ = ["EquivalenceResult", "SympyEquivalence", "is_equiv", "math_verify_equiv"]
 
-_INTEGER = re.compile(r"-?[0-9]+")
+_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")  # canonical only: parse_latex rejects "007"
 _WORKER = Path(__file__).with_name("sympy_worker.py")
 _START_TIMEOUT = 120.0  # importing SymPy + ANTLR on a loaded 2-core machine
 
