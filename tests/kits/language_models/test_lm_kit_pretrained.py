@@ -246,3 +246,38 @@ def test_lora_finetuning_of_a_hf_model_trains_adapters_only_and_merges(smol, one
     assert isinstance(lm.model, LlamaForCausalLM)  # merged back: same type, no adapters left
     assert torch.equal(lm.model.get_input_embeddings().weight, embed)  # base frozen
     assert not torch.equal(lm.model.model.layers[0].self_attn.q_proj.weight, q)  # merged delta
+
+
+def test_white_box_trace_and_hooks_on_hf_models(smol):
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from iclr24.kits.language_models.white_box import block_output_hook, n_layers, trace
+
+    toks = smol.tokenizer.encode(b"The capital of France is")
+    tr = trace(smol, toks)
+    assert n_layers(smol) == 30
+    assert tr.attentions.shape == (30, 9, len(toks) + 1, len(toks) + 1)
+    assert tr.hidden_states.shape == (31, len(toks) + 1, 576)
+    np.testing.assert_allclose(tr.attentions.sum(-1), 1.0, atol=1e-4)
+    np.testing.assert_allclose(tr.log_probs[:-1], smol.log_probs(toks), atol=1e-4)
+    assert smol.model.config._attn_implementation != "eager"  # switched back after the trace
+    paris = smol.tokenizer.encode(b" Paris")[0]
+    assert int(np.argmax(tr.log_probs[-1])) == paris
+
+    cfg = LlamaConfig(vocab_size=len(smol.tokenizer.hf), hidden_size=32, intermediate_size=64,
+                      num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
+                      max_position_embeddings=16)
+    torch.manual_seed(0)
+    lm = HFCausalLM(LlamaForCausalLM(cfg), smol.tokenizer.hf, name="tiny")
+    ids = lm.tokenizer.encode(b"one two three")
+    seen = []
+    with block_output_hook(lm, 1, lambda h: seen.append(h) or None):
+        base = lm.log_probs(ids)
+    assert seen[0].shape == (1, len(ids), 32)
+    with block_output_hook(lm, 1, lambda h: torch.zeros_like(h)):
+        zeroed = lm.log_probs(ids)
+    np.testing.assert_allclose(zeroed, np.repeat(zeroed[:1], len(ids), 0), atol=1e-5)
+    np.testing.assert_allclose(lm.log_probs(ids), base, atol=1e-6)
+    with pytest.raises(ValueError, match="positions"):
+        trace(lm, list(range(1, 17)))

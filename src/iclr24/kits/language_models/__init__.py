@@ -38,6 +38,9 @@ Pieces and where they live
 ``subword``      :func:`train_subword_tokenizer` (byte-level BPE or Unigram learnt offline with
                  ``tokenizers``; exact round trips, token spans) -> :class:`SubwordTokenizer`
                  for the tiny models.
+``white_box``    :func:`trace` (per-head attention (L, H, T, T), hidden states and log-probs of
+                 one pass, on the tiny model and Hugging Face models) and
+                 :func:`block_output_hook` (read or replace a block's output).
 ``text_backend`` the harnesses' text-in/text-out interface :class:`TextBackend` (``generate``,
                  ``logprobs``, capability flags) and :class:`LocalTextModel` over any local
                  backend (lockstep batches of up to ``max_batch`` rows, one prefill pass,
@@ -133,6 +136,7 @@ from .training import (
     train_causal_lm,
 )
 from .transformer import CausalTransformer, KVCache, TransformerConfig, sinusoidal_positions
+from .white_box import Trace, block_output_hook, trace
 
 __all__ = [
     "SMOLLM2_GGUF_NAME",
@@ -163,6 +167,7 @@ __all__ = [
     "SubwordTokenizer",
     "TextBackend",
     "Tokenizer",
+    "Trace",
     "TrainConfig",
     "TrainHistory",
     "TransformerConfig",
@@ -171,6 +176,7 @@ __all__ = [
     "alpaca_prompt",
     "arithmetic_problems",
     "as_token_tensor",
+    "block_output_hook",
     "chunk_bytes",
     "chunked_rate",
     "classical_compressors",
@@ -199,6 +205,7 @@ __all__ = [
     "synthesize_audio_clip",
     "synthetic_audio_corpus",
     "torch_threads",
+    "trace",
     "train_causal_lm",
     "train_subword_tokenizer",
     "unchunked_rate",
