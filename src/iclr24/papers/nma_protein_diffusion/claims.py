@@ -8,7 +8,7 @@ from iclr24.claims import Measurement, Scale, claim, seed_metric, sizes
 
 from .experiment import ExperimentConfig, hinge_target, run_arms, train_standin
 
-_SMOKE = ExperimentConfig(n_res=24, steps=50, n_train=300, train_steps=200, hidden=32, layers=3,
+_SMOKE = ExperimentConfig(n_res=24, steps=50, n_train=150, train_steps=150, hidden=32, layers=2,
                           n_samples=8)
 _SMALL = ExperimentConfig()
 

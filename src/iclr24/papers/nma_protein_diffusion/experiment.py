@@ -36,26 +36,30 @@ __all__ = ["GUIDANCE_SCALE", "UNIT", "ExperimentConfig", "final_metrics", "hinge
            "run_arms", "train_standin"]
 
 UNIT = 10.0  # Angstrom per diffusion unit
-GUIDANCE_SCALE = 3000.0  # gs: see ExperimentConfig
+GUIDANCE_SCALE = 100.0  # gs: see ExperimentConfig
 
 
 @dataclass(frozen=True)
 class ExperimentConfig:
     """Sizes of one run; sampling defaults from the official script (cond_frac, eta).
 
-    gs: the dynamics guidance scale, fixed before the claims' runs on a validation target (a
-    hinge protein drawn with a seed the claims never use); the official 3000 belongs to Genie in
-    Angstrom, ours acts on 10 A units.
+    gs: the dynamics guidance scale, fixed once before the claims' runs on a validation target
+    (``hinge_target(48, 999999)``, a seed the claims never use; stand-in of seed 0, 8 samples per
+    arm): the guided / unconditional mean L_dyn was 0.157 at gs = 30, 0.093 at 100 and 0.334 at
+    300 (where bonds broke: mean deviation 4.1 A vs 2.3 A), so gs = 100. The official 3000
+    belongs to Genie in Angstrom; ours acts on 10 A units with another model.
+    Sizes at small: 1,500 training steps of batch 16 on 2,000 structures, width 48, 3 blocks
+    (the spec's 2,000 steps at width 64 and 4 blocks cost ~150 s of CPU for training alone).
     """
 
     n_res: int = 48
     steps: int = 200
-    n_train: int = 3000
-    train_steps: int = 2000
+    n_train: int = 2000
+    train_steps: int = 1500
     batch: int = 16
     lr: float = 3e-3
-    hidden: int = 64
-    layers: int = 4
+    hidden: int = 48
+    layers: int = 3
     heads: int = 4
     n_samples: int = 16
     gs: float = GUIDANCE_SCALE
@@ -161,10 +165,13 @@ def run_arms(model: torch.nn.Module, cfg: ExperimentConfig, target: HingeTarget,
                                   scale=cfg.gs if gs is None else gs, cond_frac=cfg.cond_frac,
                                   through_denoiser=cfg.through_denoiser,
                                   max_grad_norm=cfg.max_grad_norm, angstrom_per_unit=UNIT)
+    from iclr24.kits.threads import torch_threads
+
     out: dict[str, dict[str, np.ndarray] | int] = {}
     for arm, guidances in (("uncond", []), ("guided", [guidance])):
         g = torch.Generator().manual_seed(seed)  # the same x_T and noise draws in both arms
-        x = guided_ddpm_sample(model, diff, guidances, shape, eta=cfg.eta, generator=g)
-        out[arm] = final_metrics(x * UNIT, target)
+        with torch_threads(1):  # tiny tensors: a second thread only spins
+            x = guided_ddpm_sample(model, diff, guidances, shape, eta=cfg.eta, generator=g)
+            out[arm] = final_metrics(x * UNIT, target)
     out["skipped"] = guidance.skipped
     return out

@@ -48,8 +48,13 @@ import torch
 from iclr24.kits.diffusion import GaussianDiffusion, com_free_noise, remove_com
 
 from .dynamics_loss import dynamics_loss
-from .elastic_network import FORCE_FIELDS, RIGID_MODES, _check_residue_idx, anm_hessian, \
-    count_zero_modes
+from .elastic_network import (
+    FORCE_FIELDS,
+    RIGID_MODES,
+    _check_residue_idx,
+    anm_hessian,
+    count_zero_modes,
+)
 from .superposition import superpose
 
 __all__ = ["MotifGuidance", "NormalModeGuidance", "guided_ddpm_sample"]
