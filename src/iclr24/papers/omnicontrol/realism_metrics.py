@@ -47,6 +47,6 @@ def frechet_distance(a: np.ndarray, b: np.ndarray) -> float:
                          f"and {b.shape}")
     mu_a, mu_b = a.mean(0), b.mean(0)
     s_a, s_b = np.cov(a, rowvar=False), np.cov(b, rowvar=False)
-    root, _ = linalg.sqrtm(s_a @ s_b, disp=False)
+    root = linalg.sqrtm(s_a @ s_b)
     root = np.real(root)                    # tiny imaginary parts from round-off
     return float(((mu_a - mu_b) ** 2).sum() + np.trace(s_a + s_b - 2 * root))

@@ -24,7 +24,7 @@ from iclr24.kits.diffusion import GaussianDiffusion
 
 from .control_signals import GlobalStatistics, branch_input, random_hints
 from .networks import ControlledMDM, MotionDenoiser
-from .spatial_guidance import SpatialGuidance
+from .spatial_guidance import SpatialGuidance, check_hint
 
 __all__ = ["sample_motions", "train_denoiser", "train_realism_branch"]
 
@@ -44,7 +44,10 @@ def train_denoiser(model: MotionDenoiser, diffusion: GaussianDiffusion, x0: torc
     loss per step."""
     if diffusion.predict != "x0":
         raise ValueError("MDM predicts x_0: use GaussianDiffusion(..., predict='x0')")
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    params = [p for p in model.parameters() if p.requires_grad]
+    if not params:
+        raise ValueError("model has no trainable parameter (a base frozen by ControlledMDM?)")
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
     model.train()
     losses = []
     for i, idx in enumerate(_batches(x0.shape[0], batch, steps, generator)):
@@ -117,6 +120,10 @@ def sample_motions(model: MotionDenoiser | ControlledMDM, diffusion: GaussianDif
     controlled = isinstance(model, ControlledMDM)
     if (guidance is not None or controlled) and (hint is None or mask is None):
         raise ValueError("spatial guidance and the realism branch need hint and mask")
+    if hint is not None or mask is not None:
+        if hint is None or mask is None:
+            raise ValueError("give both hint and mask, or neither")
+        check_hint(hint, mask, b, n_frames, (shape[-1] - 4) // 3 + 1)  # D = 4 + 3 (J - 1)
     if controlled:
         if stats is None:
             raise ValueError("a ControlledMDM needs stats (GlobalStatistics) for its hint input")
