@@ -94,11 +94,12 @@ def test_last_frame_classifier_near_chance_on_contained(videos):
     look-alike cones (1 / n_cones), far from what tracking gives (1.0)."""
     from sklearn.linear_model import LogisticRegression
 
+    def features(vs):  # the last frame's raw pixels
+        return np.stack([v.frames[-1].ravel() for v in vs])
+
     train = generate_minicater(1500, seed=11)
-    x = np.stack([v.frames[-1].ravel() for v in train])
-    y = np.array([v.final_cell for v in train])
-    clf = LogisticRegression(max_iter=300, C=1.0).fit(x, y)
-    xt = np.stack([v.frames[-1].ravel() for v in videos])
+    clf = LogisticRegression(max_iter=300).fit(features(train), [v.final_cell for v in train])
+    xt = features(videos)
     yt = np.array([v.final_cell for v in videos])
     hidden = np.array([v.contained_at_end for v in videos])
     correct = clf.predict(xt) == yt
