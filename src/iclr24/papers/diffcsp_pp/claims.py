@@ -11,7 +11,7 @@ from iclr24.claims import Estimate, Measurement, Scale, claim, sizes
 
 from .experiment import ARMS, CSPExperiment, run_csp_experiment
 
-_SMOKE = CSPExperiment(n_train=200, n_test=16, diffusion_steps=30, train_steps=150,
+_SMOKE = CSPExperiment(n_train=200, n_test=12, diffusion_steps=20, train_steps=100,
                        batch_size=8, hidden=32, layers=2, time_dim=32)
 _SMALL = CSPExperiment()  # 2000 train crystals, 80 test, T = 100, 800 steps of 16, 4 x 64
 _LABELS = {"diffcsp_pp": "DiffCSP++ (true template)",

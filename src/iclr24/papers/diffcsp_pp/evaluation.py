@@ -2,7 +2,11 @@
 StructureMatcher (stol 0.5, angle_tol 10, ltol 0.3), and space-group recovery with spglib.
 
 A prediction counts only if it is structurally valid (every interatomic distance >= 0.5 A and
-volume >= 0.1 A^3, DiffCSP's ``structure_validity``); the official pipeline also requires
+volume >= 0.1 A^3, DiffCSP's ``structure_validity``; here an atom's distance to its own periodic
+images counts too, and a cell with an LLL-reduced lattice vector longer than 50 A is rejected as
+unrealistically large, after CDVAE's evaluation: StructureMatcher's lattice search and spglib can
+exhaust memory on such degenerate cells, which under-trained samplers produce). The official
+pipeline also requires
 SMACT charge neutrality, which our synthetic formula types (e.g. NaCl2) do not satisfy by
 design, so that check is not applied. RMSE is the matcher's normalised RMS displacement
 (divided by (V / n)^(1/3)), averaged over the matched pairs.
@@ -16,6 +20,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["match_details", "match_rate", "space_group_of", "structure_valid"]
+
+_MAX_LENGTH = 50.0  # A; longer reduced lattice vectors: "unrealistically large lattice"
 
 
 def _structure(x: Any, name: str):
@@ -32,6 +38,9 @@ def structure_valid(structure: Any, cutoff: float = 0.5) -> bool:
     """Every pairwise (periodic) distance >= ``cutoff`` A and volume >= 0.1 A^3."""
     s = _structure(structure, "structure")
     if not np.isfinite(s.lattice.matrix).all() or s.volume < 0.1:
+        return False
+    lengths = s.lattice.get_lll_reduced_lattice().abc
+    if min(lengths) < cutoff or max(lengths) > _MAX_LENGTH:
         return False
     if len(s) < 2:
         return True
@@ -72,12 +81,15 @@ def match_rate(pred: Sequence[Any], target: Sequence[Any], stol: float = 0.5,
 
 
 def space_group_of(structure: Any, symprec: float = 0.1) -> int | None:
-    """spglib's space-group number (via pymatgen's SpacegroupAnalyzer), None if it fails."""
+    """spglib's space-group number (via pymatgen's SpacegroupAnalyzer); None if it fails or
+    the structure is not valid (:func:`structure_valid`)."""
     from pymatgen.symmetry.analyzer import SpacegroupAnalyzer
 
     s = _structure(structure, "structure")
     if not isinstance(symprec, (int, float)) or symprec <= 0:
         raise ValueError(f"symprec must be a positive number, got {symprec!r}")
+    if not structure_valid(s):
+        return None
     try:
         return int(SpacegroupAnalyzer(s, symprec=symprec).get_space_group_number())
     except Exception:  # noqa: BLE001 - spglib fails on some degenerate cells; callers count it

@@ -44,7 +44,7 @@ class CSPExperiment:
     n_test: int = 80
     diffusion_steps: int = 100
     train_steps: int = 800
-    batch_size: int = 32
+    batch_size: int = 16
     hidden: int = 64
     layers: int = 4
     num_freqs: int = 10

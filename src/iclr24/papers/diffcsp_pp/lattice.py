@@ -177,7 +177,7 @@ def _as_tensor(x: torch.Tensor | np.ndarray, name: str) -> torch.Tensor:
     if isinstance(x, torch.Tensor):
         t = x
     elif isinstance(x, (np.ndarray, list, tuple)):
-        t = torch.as_tensor(np.asarray(x, dtype=np.float64))
+        t = torch.as_tensor(np.array(x, dtype=np.float64))
     else:
         raise TypeError(f"{name} must be a tensor or array, got {type(x).__name__}")
     if not t.is_floating_point():
