@@ -5,9 +5,17 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.papers.lrr import (LRR, CrossAttentionLM, FitConfig, MiniCATERConfig, SurrogateProgram,
-                               TwoStreamVideoEncoder, Vocabulary, generate_minicater,
-                               videos_tensor)
+from iclr24.papers.lrr import (
+    LRR,
+    CrossAttentionLM,
+    FitConfig,
+    MiniCATERConfig,
+    SurrogateProgram,
+    TwoStreamVideoEncoder,
+    Vocabulary,
+    generate_minicater,
+    videos_tensor,
+)
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +42,7 @@ def test_generated_looks_stay_in_context(setup, one_torch_thread):
     for pos in [5, 6, 11, 12, 17, 18, prog.length - 1]:
         assert torch.equal(seq[:, pos], logits[:, pos - 1].argmax(-1))
     text = vocab.decode(seq[0]).split()
-    assert text[1:5] == ["look", "f0", "snitch", "?"] and text[-5:-1] == "where snitch end ?".split()
+    assert text[1:5] == ["look", "f0", "snitch", "?"] and text[-5:-1] == ["where", "snitch", "end", "?"]
     # the final answer depends on the Look answers in context: replacing them changes logits
     forced = seq.clone()
     forced[:, [6, 12, 18]] = (seq[:, [6, 12, 18]] + 1) % len(vocab)
@@ -45,19 +53,19 @@ def test_generated_looks_stay_in_context(setup, one_torch_thread):
 
 
 def test_fit_lowers_answer_loss_and_predictions(setup, one_torch_thread):
-    videos, vocab, prog, model = setup
+    videos, _, prog, model = setup
     losses = model.fit(videos, prog, FitConfig(steps=40, batch_size=8, lr=3e-3), seed=0)
     assert len(losses) == 40 and np.mean(losses[-5:]) < np.mean(losses[:5]) - 0.5
     final, looks = model.predict_final(videos, prog)
     assert final.shape == (16,) and looks.shape == (16, 3)
-    tf_final, tf_looks = model.predict_final(videos, prog, teacher_forced=True)
+    _, tf_looks = model.predict_final(videos, prog, teacher_forced=True)
     # the first Look sees the same context either way
     assert np.array_equal(looks[:, 0], tf_looks[:, 0])
     assert final.min() >= -1 and final.max() < 36
 
 
 def test_errors(setup):
-    videos, vocab, prog, model = setup
+    videos, vocab, _, model = setup
     with pytest.raises(ValueError, match="lm.vocab_size"):
         LRR(model.encoder, CrossAttentionLM(10, 32, 1, 4, 1, 8), vocab)
     with pytest.raises(ValueError, match="memory_dim"):

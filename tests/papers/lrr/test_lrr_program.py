@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.papers.lrr import (SurrogateProgram, Vocabulary, answer_loss, generate_minicater)
+from iclr24.papers.lrr import SurrogateProgram, Vocabulary, answer_loss, generate_minicater
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +34,7 @@ def test_render_and_mask(videos):
         tok, mask = prog.render(v)
         assert tok.shape == mask.shape == (prog.length,)
         words = vocab.decode(tok).split()
-        assert words[0] == "<bos>" and words[-5:-1] == "where snitch end ?".split()
+        assert words[0] == "<bos>" and words[-5:-1] == ["where", "snitch", "end", "?"]
         assert words[-1] == f"c{v.final_cell}"
         for k, t in enumerate((0, 3, 6, 9)):
             seg = words[1 + 6 * k: 7 + 6 * k]

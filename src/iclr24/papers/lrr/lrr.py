@@ -30,7 +30,7 @@ from .minicater import MiniCATERVideo
 from .model import CrossAttentionLM, TwoStreamVideoEncoder
 from .program import FINAL_QUESTION, SurrogateProgram, Vocabulary
 
-__all__ = ["FitConfig", "LRR", "answer_loss", "videos_tensor"]
+__all__ = ["LRR", "FitConfig", "answer_loss", "videos_tensor"]
 
 
 @dataclass(frozen=True)

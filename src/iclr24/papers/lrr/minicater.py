@@ -171,7 +171,7 @@ def render_frame(positions: np.ndarray, kinds: list[str], snitch_visible: bool,
     for i in order:
         if kinds[i] == SNITCH and not snitch_visible:
             continue
-        y0, x0 = (int(round(v * px)) for v in positions[i])
+        y0, x0 = (int(np.rint(v * px)) for v in positions[i])
         patch = img[:, y0:y0 + px, x0:x0 + px]
         patch[:, sprites[kinds[i]]] = np.asarray(colours[i], dtype=np.float32)[:, None]
     return img

@@ -23,7 +23,6 @@ frames, not a large ViT on real video.
 
 from __future__ import annotations
 
-
 import math
 
 import torch

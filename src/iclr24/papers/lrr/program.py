@@ -26,7 +26,7 @@ import numpy as np
 
 from .minicater import MiniCATERVideo
 
-__all__ = ["FINAL_QUESTION", "Vocabulary", "SurrogateProgram"]
+__all__ = ["FINAL_QUESTION", "SurrogateProgram", "Vocabulary"]
 
 FINAL_QUESTION = "where snitch end ?"
 _WORDS = ["<pad>", "<bos>", "look", "snitch", "?", "at", "under", "where", "end"]
