@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from iclr24.papers.llm_confidence import (
-    aurc,
     auprc_negative,
     auprc_positive,
+    aurc,
     confidence_metrics,
     expected_calibration_error,
     failure_auroc,

@@ -82,8 +82,8 @@ def test_answer_confidence_roundtrip(answer, conf, commas):
     ("Answer and Confidence (0-100): 1, 2 days", ("1", None)),
     ("Answer and Confidence (0-100): 12, 150%", ("12", None)),  # above 100: unparsable
     ("The answer is 12 and I am sure.", (None, None)),
-    ("Answer and Confidence (0-100): [ONLY the number], [conf]%\n"
-     "Answer and Confidence (0-100): 5, 60%", ("5", 0.6)),  # the last complete line wins
+    (("Answer and Confidence (0-100): [ONLY the number], [conf]%\n"
+      "Answer and Confidence (0-100): 5, 60%"), ("5", 0.6)),  # the last complete line wins
 ])
 def test_parse_answer_confidence_cases(text, expected):
     assert parse_answer_confidence(text, "number") == expected

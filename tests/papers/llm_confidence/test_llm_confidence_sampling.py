@@ -64,7 +64,7 @@ def test_misleading_hints_in_order_and_response_zero_has_none():
 def test_misleading_answer_range_and_letters():
     rng = np.random.default_rng(0)
     draws = {int(misleading_answer(-4, "number", rng)) for _ in range(500)}
-    assert draws == set(range(0, 9))  # |a| + U{-|a|..|a|}, as the official code
+    assert draws == set(range(9))  # |a| + U{-|a|..|a|}, as the official code
     letters = {misleading_answer("A", "option letter", rng, n_options=3) for _ in range(200)}
     assert letters == {"A", "B", "C"}
     with pytest.raises(ValueError, match="numeric truth"):

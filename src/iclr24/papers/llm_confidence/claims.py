@@ -18,8 +18,13 @@ def _consistency_run(scale: Scale, seed: int) -> dict:
     from .elicitor import answer_token_probability
     from .metrics import confidence_metrics
     from .parsing import parse_answer_confidence
-    from .simulated_channel import (ANSWER_HEAD, SimulatedConfig, arithmetic_qa, qa_prompt,
-                                    train_simulated_model)
+    from .simulated_channel import (
+        ANSWER_HEAD,
+        SimulatedConfig,
+        arithmetic_qa,
+        qa_prompt,
+        train_simulated_model,
+    )
 
     n_train = sizes(scale, smoke=600, small=6000)
     n_test = sizes(scale, smoke=60, small=600)
@@ -206,10 +211,14 @@ def _smollm2_backend(scale: Scale, seed: int):
     from .prompts import build_prompt
 
     if scale is Scale.SMOKE:
-        from iclr24.kits.language_models import (CausalTransformer, LocalTextModel,
-                                                 TransformerConfig, TransformerLM)
-
         import torch
+
+        from iclr24.kits.language_models import (
+            CausalTransformer,
+            LocalTextModel,
+            TransformerConfig,
+            TransformerLM,
+        )
 
         torch.manual_seed(seed)
         model = CausalTransformer(TransformerConfig(d_model=32, n_layers=1, n_heads=2,
@@ -240,7 +249,7 @@ def smollm2_elicitation(scale: Scale, seed: int, progress=None) -> Measurement:
     ``auroc_gain`` = AUROC(Consistency) − AUROC(verbalised) over 3 sampling seeds (the
     greedy baseline is deterministic, so the interval is the sampling's). Unparsed replies
     count as wrong with confidence 0; parse rates are reported. At smoke an untrained byte
-    model runs the same pipeline on 4 questions (no SmolLM2 load: a plumbing check; it parses
+    model runs the same pipeline on 2 questions (no SmolLM2 load: a plumbing check; it parses
     nothing, so its AUROC is NaN and the verdict fails). Fails at small if Consistency does
     not beat the verbalised confidence over the whole interval, or if no class mix exists."""
     from iclr24.kits.threads import torch_threads
@@ -250,16 +259,16 @@ def smollm2_elicitation(scale: Scale, seed: int, progress=None) -> Measurement:
     from .questions import arithmetic_questions, factual_questions
 
     backend, fmt, name = _smollm2_backend(scale, seed)
-    n_factual = sizes(scale, smoke=2, small=40)
-    n_arith = sizes(scale, smoke=2, small=20)
+    n_factual = sizes(scale, smoke=1, small=40)
+    n_arith = sizes(scale, smoke=1, small=20)
     m = sizes(scale, smoke=2, small=5)
     n_seeds = sizes(scale, smoke=1, small=3)
     max_new = sizes(scale, smoke=4, small=8)
     qs = factual_questions()[:n_factual] + arithmetic_questions(n_arith, seed=seed)
     texts, truth = [q.text for q in qs], [q.answer for q in qs]
     # response priming: the reply starts with the answer line's head (parsed as part of it)
-    common = dict(format_prompt=fmt, answer_prefix="Answer and Confidence (0-100):",
-                  max_new_tokens=max_new, stop=["\n"])
+    common = {"format_prompt": fmt, "answer_prefix": "Answer and Confidence (0-100):",
+              "max_new_tokens": max_new, "stop": ["\n"]}
 
     def evaluate(answers, confs):
         correct = [a == y for a, y in zip(answers, truth)]

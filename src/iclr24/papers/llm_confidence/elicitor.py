@@ -16,8 +16,14 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from .aggregation import Aggregate, avg_conf, consistency, pair_rank, topk_mean_probability, \
-    topk_top1_avg_conf
+from .aggregation import (
+    Aggregate,
+    avg_conf,
+    consistency,
+    pair_rank,
+    topk_mean_probability,
+    topk_top1_avg_conf,
+)
 from .sampling import Response, sample_batch
 
 __all__ = ["AGGREGATORS", "ConfidenceElicitor", "ElicitationStats", "answer_token_probability",

@@ -27,8 +27,8 @@ from typing import Literal
 
 __all__ = [
     "ANSWER_TYPES",
-    "HINT_PHRASES",
     "HINT_NOTE",
+    "HINT_PHRASES",
     "PARAPHRASE_TEMPLATES",
     "STRATEGIES",
     "build_prompt",

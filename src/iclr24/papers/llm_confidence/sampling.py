@@ -58,7 +58,7 @@ class Response:
         return self.answer is not None and self.confidence is not None
 
 
-def misleading_answer(truth: str | int | float, answer_type: str, rng: np.random.Generator,
+def misleading_answer(truth: str | float, answer_type: str, rng: np.random.Generator,
                       n_options: int = 4) -> str:
     """A random hint answer: ``|a| + U{−|a|..|a|}`` (numbers; integer part of |a|) or a random
     letter among the first ``n_options`` (multiple choice)."""

@@ -97,8 +97,13 @@ def train_simulated_model(items: list[QAItem], config: SimulatedConfig, seed: in
     """Train the character model on ``items``; returns a kit ``TransformerLM``."""
     import torch
 
-    from iclr24.kits.language_models import (CausalTransformer, TrainConfig, TransformerConfig,
-                                             TransformerLM, train_causal_lm)
+    from iclr24.kits.language_models import (
+        CausalTransformer,
+        TrainConfig,
+        TransformerConfig,
+        TransformerLM,
+        train_causal_lm,
+    )
     from iclr24.kits.threads import torch_threads
 
     rng = np.random.default_rng([seed, 1])
