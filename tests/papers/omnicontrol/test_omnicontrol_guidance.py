@@ -120,7 +120,7 @@ def test_mean_hook_in_the_kit_sampler(problem):
     def model(x, t):
         return torch.zeros_like(x)
 
-    kw = dict(generator=torch.Generator().manual_seed(0))
+    kw = {"generator": torch.Generator().manual_seed(0)}
     x_g = diff.sample(model, (4, 60, 19), mean_hook=guide.mean_hook(hint.float(), mask), **kw)
     x_u = diff.sample(model, (4, 60, 19), generator=torch.Generator().manual_seed(0))
     err_g = control_errors(rep.to_global(x_g), hint.float(), mask).nanmean()

@@ -39,7 +39,7 @@ def _models(seed=0):
 def test_zero_init_controlled_equals_base(data):
     """The issue's check: at step 0 the zero-initialised layers make ControlledMDM equal the
     base, whatever the hint; the branch starts as a copy of the base's weights."""
-    m, rep, stats = data
+    m, _rep, stats = data
     base, ctrl = _models()
     x = torch.randn(12, 16, 19)
     t = torch.randint(0, 50, (12,))
@@ -126,7 +126,7 @@ def test_sampling_is_deterministic_and_validates_hints(data):
     diff = GaussianDiffusion("cosine", 5, predict="x0")
     hint, mask = random_hints(m.positions, torch.Generator().manual_seed(0), n_keyframes=2)
     guide = SpatialGuidance(rep, k_late=5, t_switch=1)
-    kw = dict(guidance=guide, hint=hint, mask=mask, stats=stats, cfg_scale=2.5)
+    kw = {"guidance": guide, "hint": hint, "mask": mask, "stats": stats, "cfg_scale": 2.5}
     a = sample_motions(ctrl, diff, m.labels, 16, generator=torch.Generator().manual_seed(3), **kw)
     b = sample_motions(ctrl, diff, m.labels, 16, generator=torch.Generator().manual_seed(3), **kw)
     assert a.shape == (12, 16, 19) and torch.equal(a, b)

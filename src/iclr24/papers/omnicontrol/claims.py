@@ -12,7 +12,7 @@ def _config(scale: Scale):
     from .experiment import ExperimentConfig
 
     return sizes(scale,
-                 smoke=ExperimentConfig(n_train=200, steps=40, batch=16, diffusion_steps=20,
+                 smoke=ExperimentConfig(n_train=150, steps=30, batch=16, diffusion_steps=10,
                                         branch_steps=15),
                  small=ExperimentConfig())
 

@@ -52,7 +52,7 @@ def train_denoiser(model: MotionDenoiser, diffusion: GaussianDiffusion, x0: torc
     losses = []
     for i, idx in enumerate(_batches(x0.shape[0], batch, steps, generator)):
         y = labels[idx]
-        loss = diffusion.loss(lambda xt, t: model(xt, t, y, generator=generator), x0[idx],
+        loss = diffusion.loss(lambda xt, t, y=y: model(xt, t, y, generator=generator), x0[idx],
                               generator=generator)             # E || x_0 - G(x_t, t, y) ||^2
         opt.zero_grad()
         loss.backward()
