@@ -94,7 +94,7 @@ def test_denoiser_preconditioning_and_loss():
     ab = abar[tt][:, None, None]
     xt = ab.sqrt() * x + (1 - ab).sqrt() * noise
     expect = ((ab.sqrt() * xt - x) ** 2 / (1 - ab)).mean()
-    assert float(loss) == pytest.approx(float(expect), rel=1e-5)
+    assert float(loss.detach()) == pytest.approx(float(expect.detach()), rel=1e-5)
     with pytest.raises(ValueError, match=r"x must have shape \(B, 24, 3\)"):
         model(torch.zeros(2, 20, 3), t)
     with pytest.raises(ValueError, match="t must lie in"):

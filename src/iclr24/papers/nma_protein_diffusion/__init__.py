@@ -32,9 +32,12 @@ How the code maps to it.
 What differs / is out of reach.
 - Genie (aqlaboratory/genie, SE(3)-equivariant, trained on SCOPe, T = 1000) and its weights are
   out of reach (no download, CPU only): a small transformer DDPM trained here on procedural
-  Calpha traces of 48 residues (T = 200, cosine) replaces it, predicting x0 rather than noise
-  (an equivalent parameterisation; the noise estimate follows from it) and trained with
-  random-rotation augmentation instead of being equivariant. The guidance code takes any
+  Calpha traces of 48 residues (T = 200, cosine, 1,500 steps) replaces it. It returns x0 through
+  a v-parameterisation rather than the noise (equivalent in the guidance: Tweedie's x0 estimate
+  is what the loss sees, and the noise estimate follows from it), diffuses coordinates in 10 A
+  units, and is trained with random-rotation augmentation instead of being equivariant. Its
+  samples are far from protein-like (mean bond deviation ~2.3 A at small; both arms share it),
+  so the claims test the guidance mechanism, not design quality. The guidance code takes any
   ``model(x_t, t)``, so a Genie wrapper would plug in.
 - 150-residue designs, the 3adk target, ProteinMPNN/ESMFold designability and diversity are
   out of reach; the claims measure L_dyn, mode overlap, bond geometry and clashes on held-out
