@@ -13,7 +13,6 @@ from iclr24.papers.llemma import (
     normalize_tex,
 )
 
-
 # --- extraction -----------------------------------------------------------------------------
 
 def test_extract_takes_the_text_between_the_markers():

@@ -14,7 +14,7 @@ from iclr24.papers.llemma.claims import (
 def test_minerva_checker_smoke(check_smoke_claim):
     m = check_smoke_claim(minerva_checker, ["recall_gain", "precision_minerva", "recall_raw",
                                             "precision_math_verify", "recall_math_verify"])
-    assert m.metrics["n_pairs"] >= 40
+    assert m.metrics["n_pairs"] >= 20
     assert m.metrics["recall_minerva"] >= m.metrics["recall_normalised"] >= m.metrics["recall_raw"]
     assert len(m.tables["pairs"]) == m.metrics["n_pairs"]
 
@@ -30,7 +30,7 @@ def test_minerva_checker_negative_control():
 @pytest.mark.usefixtures("one_torch_thread")
 def test_majority_voting_smoke(check_smoke_claim):
     m = check_smoke_claim(majority_voting, ["maj_minus_greedy", "greedy_acc", "pass1",
-                                            "maj_at_8", "maj_at_1"])
+                                            "maj_at_4", "maj_at_1"])
     assert 0 <= m.metrics["greedy_acc"] <= 1 and 0 <= m.metrics["pass1"] <= 1
 
 

@@ -33,7 +33,7 @@ class Scripted:
 
     def generate(self, prompts, max_new_tokens, *, temperature=0.0, top_p=1.0, n=1, stop=None,
                  seed=None):
-        self.calls.append(dict(n=n, temperature=temperature, stop=stop))
+        self.calls.append({"n": n, "temperature": temperature, "stop": stop})
         out = []
         for p in prompts:
             key = next(k for k in self.answers if p.endswith(k))

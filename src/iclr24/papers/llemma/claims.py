@@ -44,11 +44,11 @@ def _raw_match(pred: str, gold: str) -> bool:
 )
 def minerva_checker(scale: Scale, seed: int) -> Measurement:
     """Four checkers on the hand-labelled pairs of :mod:`.checker_pairs` (142 at small, every
-    third at smoke): (a) raw string equality (outer ``$`` stripped), (b) equality after
+    sixth at smoke): (a) raw string equality (outer ``$`` stripped), (b) equality after
     :func:`normalize_tex`, (c) the paper's checker: normalise + SymPy (:func:`is_equiv`), (d)
     math-verify on the raw answers. Precision and recall of "equivalent" against our labels;
     every (c)/(d) disagreement is listed. Deterministic (``seed`` unused)."""
-    pairs = ANSWER_PAIRS[::sizes(scale, smoke=3, small=1)]
+    pairs = ANSWER_PAIRS[::sizes(scale, smoke=6, small=1)]
     truth = [p.equivalent for p in pairs]
     rows = []
     with SympyEquivalence(timeout=5.0) as checker:
@@ -157,11 +157,11 @@ def majority_voting(scale: Scale, seed: int, progress=None) -> Measurement:
     from iclr24.kits.threads import torch_threads
 
     progress = progress or (lambda *a, **k: None)
-    cfg = sizes(scale, smoke=TinySolverConfig(d_model=32, n_layers=1, steps=40, batch_size=16,
+    cfg = sizes(scale, smoke=TinySolverConfig(d_model=32, n_layers=1, steps=30, batch_size=16,
                                               n_train=400),
                 small=TinySolverConfig(d_model=64, n_layers=2, steps=300, batch_size=16))
     ks = sizes(scale, smoke=[1, 2, 4], small=[1, 2, 4, 8, 16])
-    n_test = sizes(scale, smoke=10, small=40)
+    n_test = sizes(scale, smoke=6, small=40)
     seeds = [seed + i for i in range(sizes(scale, smoke=1, small=3))]
     per_seed, table = [], []
     with torch_threads(1):
@@ -225,7 +225,7 @@ def majority_voting_smollm2(scale: Scale, seed: int, progress=None) -> Measureme
         for i, s in enumerate(seeds):
             problems = arithmetic_problems(n_problems, seed=60_000 + s, ops=("+", "-", "*"),
                                            digits=(1, 2), n_terms=(2, 2))
-            common = dict(max_new_tokens=max_new, batch_size=n_problems)
+            common = {"max_new_tokens": max_new, "batch_size": n_problems}
             greedy = MathEvaluator(lm, MINERVA_ARITHMETIC_FEWSHOT, k=1, temperature=0.0,
                                    **common).evaluate(problems)
             sampled = MathEvaluator(lm, MINERVA_ARITHMETIC_FEWSHOT, k=max(ks),
@@ -294,7 +294,8 @@ def mixture_pretraining(scale: Scale, seed: int, progress=None) -> Measurement:
     rows = []
     with torch_threads(1):
         for i, s in enumerate(seeds):
-            sources = dict(math_sources(2000, s), general_text=paragraphs)
+            sources = dict(math_sources(sizes(scale, smoke=200, small=2000), s),
+                           general_text=paragraphs)
             base = new_tiny_model(cfg, s)
             base_sampler = MixtureSampler({"general_text": paragraphs,
                                            "web": sources["web"][:200]},

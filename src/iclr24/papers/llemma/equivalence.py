@@ -31,6 +31,7 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 __all__ = ["EquivalenceResult", "SympyEquivalence", "is_equiv", "math_verify_equiv"]
 
@@ -151,7 +152,7 @@ class SympyEquivalence:
                         self._proc.wait()
                 self._proc = None
 
-    def __enter__(self) -> SympyEquivalence:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

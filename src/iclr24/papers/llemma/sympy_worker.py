@@ -48,7 +48,7 @@ def _minerva(pred, gold, seconds):
             return _limited(lambda: parse_latex(text), seconds), "ok"
         except _Timeout:
             return None, "timeout"
-        except Exception:  # the official parse_tex catches everything
+        except Exception:  # noqa: BLE001 - the official parse_tex catches everything
             return None, "unparsable"
 
     parsed_gold, why = parse(gold)
@@ -65,7 +65,7 @@ def _minerva(pred, gold, seconds):
         same = _limited(lambda: sympy.simplify(parsed_pred - parsed_gold) == 0, seconds)
     except _Timeout:
         return False, "simplify_timeout"
-    except Exception:
+    except Exception:  # noqa: BLE001 - any SymPy failure means "not equivalent", officially
         return False, "simplify_error"
     return bool(same), "sympy_equal" if same else "sympy_different"
 
@@ -77,12 +77,12 @@ def _wrap(text):
 def _math_verify(pred, gold, seconds):
     from math_verify import parse, verify
 
-    t = max(1, int(round(seconds)))
+    t = max(1, round(seconds))
     try:
         g = parse(_wrap(gold), parsing_timeout=t)
         p = parse(_wrap(pred), parsing_timeout=t)
         ok = verify(g, p, timeout_seconds=t)
-    except Exception:
+    except Exception:  # noqa: BLE001 - a checker failure counts as "not verified"
         return False, "error"
     return bool(ok), "verified" if ok else "not_verified"
 
