@@ -11,8 +11,8 @@ from .experiment import ExperimentConfig, arm_scores
 
 def _config(scale: Scale) -> tuple[ExperimentConfig, int]:
     cfg = sizes(scale,
-                smoke=ExperimentConfig(n_mixtures=300, n_clap_clips=400, clap_steps=30, steps=30,
-                                       n_test=40),
+                smoke=ExperimentConfig(n_mixtures=200, n_clap_clips=240, clap_steps=20, steps=20,
+                                       n_test=30),
                 small=ExperimentConfig(n_mixtures=3000, n_clap_clips=4000, clap_steps=300,
                                        steps=600, n_test=150))
     return cfg, sizes(scale, smoke=1, small=3)
