@@ -112,6 +112,7 @@ class FrozenAttributeLabeler:
             raise ValueError("attributes must name exactly the classifier's heads "
                              f"{sorted(classifier.heads)}, got {sorted(attributes)}")
         self.classifier = freeze(classifier)
+        self.classifier.zero_grad(set_to_none=True)  # no stale training gradients either
         self.attributes = {a: tuple(v) for a, v in attributes.items()}
 
     def label(self, images: torch.Tensor, attribute: str) -> torch.Tensor:

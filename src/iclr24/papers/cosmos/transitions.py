@@ -236,7 +236,7 @@ class GNNTransition(nn.Module):
     def forward(self, slots: torch.Tensor, action: torch.Tensor, symbols: None = None,
                 generator: torch.Generator | None = None) -> tuple[torch.Tensor, None]:
         _check_inputs(slots, action, self.slot_dim, self.action_dim)
-        b, k, _ = slots.shape
+        k = slots.shape[1]
         off_diag = 1.0 - torch.eye(k, dtype=slots.dtype, device=slots.device)
         h = slots
         for edge, node in zip(self.edge, self.node):
