@@ -3,8 +3,14 @@
 import numpy as np
 import pytest
 
-from iclr24.papers.diffcsp_pp import (Composition, make_crystal, match_details, match_rate,
-                                      space_group_of, structure_valid)
+from iclr24.papers.diffcsp_pp import (
+    Composition,
+    make_crystal,
+    match_details,
+    match_rate,
+    space_group_of,
+    structure_valid,
+)
 
 
 def _rocksalt(seed=0):

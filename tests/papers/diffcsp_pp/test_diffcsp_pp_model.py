@@ -4,9 +4,19 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.papers.diffcsp_pp import (CSPNet, Composition, CrystalBatch, DiffCSP,
-                                      DiffCSPPlusPlus, LatticeLogBasis, WyckoffTemplate, collate,
-                                      fit, make_crystal, space_group_of)
+from iclr24.papers.diffcsp_pp import (
+    Composition,
+    CrystalBatch,
+    CSPNet,
+    DiffCSP,
+    DiffCSPPlusPlus,
+    LatticeLogBasis,
+    WyckoffTemplate,
+    collate,
+    fit,
+    make_crystal,
+    space_group_of,
+)
 
 COMPS = [Composition("AB2", "Mg", "O"), Composition("AB", "Mg", "S"),
          Composition("ABX3", "Sr", "O", "Ti"), Composition("AB2", "Ca", "F")]

@@ -6,8 +6,12 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.papers.diffcsp_pp import (WrappedNormalSchedule, wrapped_normal_noise_score,
-                                      wrapped_normal_score, wrapped_normal_sigma_norm)
+from iclr24.papers.diffcsp_pp import (
+    WrappedNormalSchedule,
+    wrapped_normal_noise_score,
+    wrapped_normal_score,
+    wrapped_normal_sigma_norm,
+)
 
 
 def _log_density(d, sigma, images=30):

@@ -3,10 +3,19 @@
 import numpy as np
 import pytest
 
-from iclr24.papers.diffcsp_pp import (PROTOTYPES, Composition, Crystal, WyckoffTemplate,
-                                      all_compositions, make_crystal, prototype_of,
-                                      retrieve_template, space_group_of, split_compositions,
-                                      standardize)
+from iclr24.papers.diffcsp_pp import (
+    PROTOTYPES,
+    Composition,
+    Crystal,
+    WyckoffTemplate,
+    all_compositions,
+    make_crystal,
+    prototype_of,
+    retrieve_template,
+    space_group_of,
+    split_compositions,
+    standardize,
+)
 
 EXAMPLES = {"rocksalt": Composition("AB", "Na", "Cl"), "cscl": Composition("AB", "Cs", "Cl"),
             "zincblende": Composition("AB", "Be", "Te"), "wurtzite": Composition("AB", "Mg", "S"),
@@ -96,7 +105,7 @@ def test_split_holds_out_compositions_and_keeps_every_element_and_prototype():
     train, test = split_compositions(0)
     assert not set(train) & set(test)
     assert set(train) | set(test) == set(all_compositions())
-    elems = lambda cs: {e for c in cs for e in c.roles().values()}  # noqa: E731
+    elems = lambda cs: {e for c in cs for e in c.roles().values()}
     assert elems(test) <= elems(train)
     assert {prototype_of(c).name for c in test} == set(PROTOTYPES)
 

@@ -25,7 +25,7 @@ def _runs(scale: Scale, seed: int, progress) -> list[dict]:
     runs = []
     for i, s in enumerate(seeds):
         runs.append(run_csp_experiment(
-            exp, s, lambda f, m, i=i: progress((i + f) / len(seeds), f"seed {s}: {m}")))
+            exp, s, lambda f, m, i=i, s=s: progress((i + f) / len(seeds), f"seed {s}: {m}")))
     return runs
 
 

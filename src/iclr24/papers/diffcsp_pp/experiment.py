@@ -25,8 +25,7 @@ from .cspnet import CSPNet
 from .diffusion import DiffCSP, DiffCSPPlusPlus, fit
 from .evaluation import match_details, space_group_of
 from .lattice import LatticeLogBasis
-from .prototypes import (prototype_dataset, prototype_of, retrieve_template,
-                         split_compositions)
+from .prototypes import prototype_dataset, prototype_of, retrieve_template, split_compositions
 
 __all__ = ["ARMS", "CSPExperiment", "run_csp_experiment"]
 
@@ -86,7 +85,8 @@ def _run(exp: CSPExperiment, seed: int, progress: Callable[[float, str], None]) 
             t0 = time.process_time()
             losses = fit(model, crystals, exp.train_steps, batch_size=exp.batch_size,
                          lr=exp.lr, generator=g,
-                         progress=lambda f, m, a=a: progress(0.45 * (a + f) / 2, f"{name}: {m}"))
+                         progress=lambda f, m, a=a, name=name: progress(0.45 * (a + f) / 2,
+                                                                     f"{name}: {m}"))
             out["seconds"][f"train_{name}"] = time.process_time() - t0
             out["train_loss"][name] = float(np.mean(losses[-max(1, len(losses) // 10):]))
             g = torch.Generator().manual_seed(seed + 2)

@@ -31,9 +31,19 @@ import numpy as np
 from .crystal_batch import Crystal
 from .wyckoff import WyckoffTemplate
 
-__all__ = ["ANIONS", "CATIONS", "PROTOTYPES", "Composition", "Prototype", "all_compositions",
-           "make_crystal", "prototype_of", "prototype_dataset", "retrieve_template",
-           "split_compositions"]
+__all__ = [
+    "ANIONS",
+    "CATIONS",
+    "PROTOTYPES",
+    "Composition",
+    "Prototype",
+    "all_compositions",
+    "make_crystal",
+    "prototype_dataset",
+    "prototype_of",
+    "retrieve_template",
+    "split_compositions",
+]
 
 CATIONS = {"Be": 0.35, "Si": 0.40, "Al": 0.50, "Ga": 0.58, "Ti": 0.61, "Sn": 0.69,
            "Mg": 0.72, "Zn": 0.74, "Li": 0.76, "Cd": 0.95, "Ca": 1.00, "Na": 1.02,
@@ -161,7 +171,7 @@ def all_compositions() -> list[Composition]:
     return sorted(out)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _role_template(name: str) -> WyckoffTemplate:
     p = PROTOTYPES[name]
     return WyckoffTemplate.from_sites(p.spacegroup, list(p.sites))
@@ -206,7 +216,7 @@ def split_compositions(seed: int, test_fraction: float = 0.15
     for name in PROTOTYPES:
         comps = by_proto[name]
         perm = rng.permutation(len(comps))
-        n_test = max(1, int(round(test_fraction * len(comps))))
+        n_test = max(1, round(test_fraction * len(comps)))
         test += [comps[i] for i in perm[:n_test]]
         train += [comps[i] for i in perm[n_test:]]
     return train, test
