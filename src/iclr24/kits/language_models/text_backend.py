@@ -26,7 +26,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["LocalTextModel", "TextBackend", "nucleus_sample"]
+__all__ = ["LocalTextModel", "TextBackend", "check_generate_args", "nucleus_sample"]
 
 
 @runtime_checkable
@@ -39,6 +39,25 @@ class TextBackend(Protocol):
                  seed: int | None = None) -> list[list[str]]: ...
 
     def logprobs(self, prompt: str, continuation: str) -> list[float]: ...
+
+
+def check_generate_args(prompts: Sequence[str], max_new_tokens: int, temperature: float,
+                        top_p: float, n: int, stop: Sequence[str] | None
+                        ) -> tuple[list[str], list[str]]:
+    """Validate :meth:`TextBackend.generate`'s arguments (a clear ``ValueError`` naming the
+    bad one) and return ``(prompts as a list, the non-empty stop strings)``."""
+    prompts = list(prompts)
+    if not prompts:
+        raise ValueError("prompts must be a non-empty sequence of strings")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive int, got {n!r}")
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) \
+            or max_new_tokens < 0:
+        raise ValueError(f"max_new_tokens must be an int >= 0, got {max_new_tokens!r}")
+    if temperature < 0 or not 0 < top_p <= 1:
+        raise ValueError(f"temperature must be >= 0 and top_p in (0, 1], got "
+                         f"{temperature}, {top_p}")
+    return prompts, [s for s in (stop or []) if s]
 
 
 def nucleus_sample(log_probs: np.ndarray, temperature: float, top_p: float,
@@ -96,18 +115,8 @@ class LocalTextModel:
                  top_p: float = 1.0, n: int = 1, stop: Sequence[str] | None = None,
                  seed: int | None = None) -> list[list[str]]:
         """``n`` completions per prompt: ``out[i][j]``, cut before the first stop string."""
-        prompts = list(prompts)
-        if not prompts:
-            raise ValueError("prompts must be a non-empty sequence of strings")
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ValueError(f"n must be a positive int, got {n!r}")
-        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) \
-                or max_new_tokens < 0:
-            raise ValueError(f"max_new_tokens must be an int >= 0, got {max_new_tokens!r}")
-        if temperature < 0 or not 0 < top_p <= 1:
-            raise ValueError(f"temperature must be >= 0 and top_p in (0, 1], got "
-                             f"{temperature}, {top_p}")
-        stops = [s for s in (stop or []) if s]
+        prompts, stops = check_generate_args(prompts, max_new_tokens, temperature, top_p, n,
+                                             stop)
         ids = [self._ids(p, f"prompts[{i}]") for i, p in enumerate(prompts)]
         ctx = getattr(self.lm, "context_length", None)
         for i, t in enumerate(ids):

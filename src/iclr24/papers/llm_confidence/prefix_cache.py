@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from iclr24.kits.language_models.text_backend import nucleus_sample
+from iclr24.kits.language_models.text_backend import check_generate_args, nucleus_sample
 
 __all__ = ["SharedPrefixTextModel"]
 
@@ -64,18 +64,8 @@ class SharedPrefixTextModel:
         import torch
         from transformers import DynamicCache
 
-        prompts = list(prompts)
-        if not prompts:
-            raise ValueError("prompts must be a non-empty sequence of strings")
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ValueError(f"n must be a positive int, got {n!r}")
-        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) \
-                or max_new_tokens < 0:
-            raise ValueError(f"max_new_tokens must be an int >= 0, got {max_new_tokens!r}")
-        if temperature < 0 or not 0 < top_p <= 1:
-            raise ValueError(f"temperature must be >= 0 and top_p in (0, 1], got "
-                             f"{temperature}, {top_p}")
-        stops = [s for s in (stop or []) if s]
+        prompts, stops = check_generate_args(prompts, max_new_tokens, temperature, top_p, n,
+                                             stop)
         ids = [[self.lm.start_id] + self._local._ids(p, f"prompts[{i}]")
                for i, p in enumerate(prompts)]
         ctx = self.lm.context_length
