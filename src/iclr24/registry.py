@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
+import os
+import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from functools import cache
@@ -138,12 +141,61 @@ class Paper:
         return sorted(found, key=lambda c: c.fn.__code__.co_firstlineno)
 
 
+_SOURCE_CACHE = "registry-claims-v1.json"
+
+
 def _claims_from_source(path: Path) -> tuple[tuple[str, ...], dict[str, dict], dict[str, str],
                                              dict[str, tuple[str, ...]]]:
     """Names of the ``@claim``-decorated functions in a claims.py, the literal ``resources=``
-    and ``scales=`` each declares, and each one's docstring, by static reading."""
+    and ``scales=`` each declares, and each one's docstring, by static reading.
+
+    Parsing every claims.py takes most of ``iclr24 list``'s time, so the result is kept in a
+    small JSON file under the cache root, keyed by each file's path, size and mtime (any edit
+    re-reads the file); a missing or unreadable cache just means parsing."""
     if not path.is_file():
         return (), {}, {}, {}
+    stat = path.stat()
+    stamp = [stat.st_size, stat.st_mtime_ns]
+    entries = _source_cache()
+    hit = entries.get(str(path))
+    if hit is not None and hit[0] == stamp:
+        names, resources, docs, scales = hit[1]
+        return (tuple(names), resources, docs, {k: tuple(v) for k, v in scales.items()})
+    found = _parse_claims(path)
+    entries[str(path)] = [stamp, [list(found[0]), found[1], found[2],
+                                  {k: list(v) for k, v in found[3].items()}]]
+    _save_source_cache(entries)
+    return found
+
+
+@cache
+def _source_cache() -> dict:
+    from iclr24.kits.disk_cache import cache_root
+
+    try:
+        data = json.loads((cache_root() / _SOURCE_CACHE).read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _save_source_cache(entries: dict) -> None:
+    """Atomic replace; a read-only or full cache directory only costs the speed-up."""
+    from iclr24.kits.disk_cache import cache_root
+
+    try:
+        root = cache_root()
+        root.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=root, prefix=".registry-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(entries, fh)
+        os.replace(tmp, root / _SOURCE_CACHE)
+    except OSError:
+        pass
+
+
+def _parse_claims(path: Path) -> tuple[tuple[str, ...], dict[str, dict], dict[str, str],
+                                       dict[str, tuple[str, ...]]]:
     names, resources, docs, scales = [], {}, {}, {}
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if not isinstance(node, ast.FunctionDef):
