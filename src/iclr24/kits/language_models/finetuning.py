@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from .backends import HFCausalLM, TransformerLM
-from .training import TrainHistory, cosine_learning_rate
+from .training import TrainHistory, check_schedule, cosine_learning_rate
 
 __all__ = ["IGNORE_INDEX", "FinetuneConfig", "SFTBatch", "finetune", "sft_batch"]
 
@@ -60,16 +60,7 @@ class FinetuneConfig:
     lora_targets: tuple[str, ...] = ("q_proj", "v_proj")
 
     def __post_init__(self) -> None:
-        for name in ("steps", "batch_size"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-        if not self.lr > 0:
-            raise ValueError(f"lr must be > 0, got {self.lr!r}")
-        if self.warmup_steps < 0:
-            raise ValueError(f"warmup_steps must be >= 0, got {self.warmup_steps!r}")
-        if not 0.0 <= self.min_lr_ratio <= 1.0:
-            raise ValueError(f"min_lr_ratio must be in [0, 1], got {self.min_lr_ratio!r}")
+        check_schedule(self, ("steps", "batch_size"))
         if self.lora_rank is not None and (isinstance(self.lora_rank, bool)
                                            or not isinstance(self.lora_rank, int)
                                            or self.lora_rank < 1):

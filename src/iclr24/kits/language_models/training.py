@@ -48,16 +48,22 @@ class TrainConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("steps", "batch_size", "seq_len"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-        if not self.lr > 0:
-            raise ValueError(f"lr must be > 0, got {self.lr!r}")
-        if self.warmup_steps < 0:
-            raise ValueError(f"warmup_steps must be >= 0, got {self.warmup_steps!r}")
-        if not 0.0 <= self.min_lr_ratio <= 1.0:
-            raise ValueError(f"min_lr_ratio must be in [0, 1], got {self.min_lr_ratio!r}")
+        check_schedule(self, ("steps", "batch_size", "seq_len"))
+
+
+def check_schedule(config, positive: tuple[str, ...]) -> None:
+    """Validate a training config's ``positive`` int fields and its learning-rate schedule
+    (``lr``, ``warmup_steps``, ``min_lr_ratio``): a ``ValueError`` naming the bad field."""
+    for name in positive:
+        value = getattr(config, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    if not config.lr > 0:
+        raise ValueError(f"lr must be > 0, got {config.lr!r}")
+    if config.warmup_steps < 0:
+        raise ValueError(f"warmup_steps must be >= 0, got {config.warmup_steps!r}")
+    if not 0.0 <= config.min_lr_ratio <= 1.0:
+        raise ValueError(f"min_lr_ratio must be in [0, 1], got {config.min_lr_ratio!r}")
 
 
 @dataclass
