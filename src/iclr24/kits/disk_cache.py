@@ -7,12 +7,16 @@ names everything the content depends on: package versions, hashes of the inputs)
 built in a temporary sibling and renamed into place in one step, and its manifest (the key and
 every file's size) is written last, so a half-written entry is never read: an entry whose
 manifest is missing, names another key, or lists a file whose size differs (a truncated file)
-is removed and built again. Two processes building the same entry at once both succeed; one
-rename wins and the other's copy is discarded.
+is removed and built again. A process that finds the entry missing takes an advisory file lock
+(``.<digest>.lock`` beside it) before building, so a second process asking for the same entry
+meanwhile (two ``--jobs`` workers that both load SmolLM2) waits and reads the first one's entry
+instead of building its own; without the lock (a file system that refuses ``flock``) both
+build, one rename wins and the other's copy is discarded.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -44,6 +48,20 @@ def file_sha256(path: str | os.PathLike[str], chunk: int = 1 << 22) -> str:
         while block := fh.read(chunk):
             digest.update(block)
     return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def _build_lock(path: Path):
+    """An exclusive advisory lock on ``path`` for the block (a no-op where flock is refused)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock, the rename still keeps entries whole
+        yield
+        return
+    with open(path, "a+b") as fh:  # closing the file releases the lock
+        with contextlib.suppress(OSError):
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        yield
 
 
 def _entry_valid(entry: Path, key: Mapping[str, Any]) -> bool:
@@ -79,9 +97,18 @@ def cached_directory(name: str, key: Mapping[str, Any], build: Callable[[Path], 
     entry = base / name / digest
     if _entry_valid(entry, key):
         return entry, False
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    with _build_lock(entry.parent / f".{digest}.lock"):
+        if _entry_valid(entry, key):  # built by another process while this one waited
+            return entry, False
+        return entry, _build_entry(entry, key, build, name)
+
+
+def _build_entry(entry: Path, key: Mapping[str, Any], build: Callable[[Path], None],
+                 name: str) -> bool:
     if entry.exists():
         shutil.rmtree(entry, ignore_errors=True)  # half-written or truncated: rebuild
-    tmp = base / name / f".tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp = entry.parent / f".tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     tmp.mkdir(parents=True)
     try:
         build(tmp)
@@ -101,4 +128,4 @@ def cached_directory(name: str, key: Mapping[str, Any], build: Callable[[Path], 
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return entry, True
+    return True

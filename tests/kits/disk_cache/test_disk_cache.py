@@ -24,7 +24,9 @@ def test_built_once_then_reused(tmp_path):
     assert (first / "weights.bin").stat().st_size == 1000
     manifest = json.loads((first / "manifest.json").read_text())
     assert manifest == {"key": key, "files": {"config.json": 8, "weights.bin": 1000}}
-    assert [p.name for p in (tmp_path / "model").iterdir()] == [first.name]  # no temp left
+    # no temp folder left; the build lock stays beside the entry
+    assert sorted(p.name for p in (tmp_path / "model").iterdir()) == [
+        f".{first.name}.lock", first.name]
 
 
 def test_another_key_is_another_entry(tmp_path):
@@ -60,9 +62,39 @@ def test_a_failing_build_leaves_nothing_behind(tmp_path):
 
     with pytest.raises(RuntimeError, match="conversion failed"):
         cached_directory("model", {"v": 1}, broken, root=tmp_path)
-    assert list((tmp_path / "model").iterdir()) == []
+    assert [p.name for p in (tmp_path / "model").iterdir() if p.suffix != ".lock"] == []
     with pytest.raises(RuntimeError, match="wrote no files"):
         cached_directory("model", {"v": 1}, lambda folder: None, root=tmp_path)
+
+
+def _slow_build_in_child(root, log):
+    import time
+
+    def build(folder):
+        with open(log, "a") as fh:
+            fh.write("built\n")
+        time.sleep(1.0)  # long enough for the other process to find the entry missing
+        (folder / "weights.bin").write_bytes(b"\x02" * 100)
+
+    entry, _ = cached_directory("model", {"v": 1}, build, root=root)
+    assert (entry / "weights.bin").read_bytes() == b"\x02" * 100
+
+
+def test_two_processes_build_an_entry_once(tmp_path):
+    """Two processes that ask for a missing entry at once: one builds, the other waits for its
+    lock and reads the finished entry (two --jobs workers loading SmolLM2)."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    log = tmp_path / "builds.log"
+    procs = [ctx.Process(target=_slow_build_in_child, args=(tmp_path / "cache", log))
+             for _ in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0, 0]
+    assert log.read_text().splitlines() == ["built"]
 
 
 def test_root_and_arguments(tmp_path, monkeypatch):

@@ -281,3 +281,43 @@ def test_white_box_trace_and_hooks_on_hf_models(smol):
     np.testing.assert_allclose(lm.log_probs(ids), base, atol=1e-6)
     with pytest.raises(ValueError, match="positions"):
         trace(lm, list(range(1, 17)))
+
+
+def test_one_pass_gguf_reader_matches_transformers_loader():
+    """The cache's converter (one GGUF parse) against transformers' own GGUF route: the same
+    tensors bit for bit, under the same names, and the same model configuration."""
+    import torch
+    from transformers import AutoModelForCausalLM, LlamaConfig
+
+    from iclr24.kits.language_models.pretrained import _offline_transformers, gguf_llama_state_dict
+
+    _offline_transformers()
+    path = smollm2_gguf_path()
+    kwargs, state = gguf_llama_state_dict(path)
+    ref = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
+                                               dtype=torch.float32)
+    ref_state = ref.state_dict()
+    assert kwargs["tie_word_embeddings"] and "lm_head.weight" not in state
+    assert set(state) == set(ref_state) - {"lm_head.weight"}
+    for name, tensor in state.items():
+        assert torch.equal(tensor, ref_state[name]), name
+    ours, theirs = LlamaConfig(**kwargs).to_dict(), ref.config.to_dict()
+    for key in ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
+                "num_attention_heads", "num_key_value_heads", "max_position_embeddings",
+                "rms_norm_eps", "rope_parameters", "bos_token_id", "eos_token_id",
+                "pad_token_id", "unk_token_id", "tie_word_embeddings", "head_dim"):
+        assert ours[key] == theirs[key], key
+
+
+def test_gguf_reader_refuses_other_architectures(tmp_path):
+    import gguf
+
+    from iclr24.kits.language_models.pretrained import gguf_llama_state_dict
+
+    writer = gguf.GGUFWriter(str(tmp_path / "m.gguf"), "gpt2")
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    with pytest.raises(ValueError, match="only llama-architecture"):
+        gguf_llama_state_dict(tmp_path / "m.gguf")
