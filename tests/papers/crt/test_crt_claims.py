@@ -1,0 +1,58 @@
+"""Smoke runs of every claim and the negative controls of their rules."""
+
+from __future__ import annotations
+
+import math
+
+from iclr24.claims import Estimate, Scale
+from iclr24.papers.crt.claims import novelty_ablation, novelty_coverage, smollm2_selection
+
+
+def _e(lo, hi):
+    return Estimate((lo + hi) / 2, lo, hi, 3)
+
+
+def test_novelty_coverage_smoke(check_smoke_claim, one_torch_thread):
+    m = check_smoke_claim(novelty_coverage, ["coverage_gain", "quality_drop", "crt_quality",
+                                             "rl_quality", "crt_coverage", "rl_coverage"])
+    assert 0 <= m.metrics["crt_quality"] <= 1 and 0 <= m.metrics["crt_coverage"] <= 10
+
+
+def test_novelty_ablation_smoke(check_smoke_claim, one_torch_thread):
+    m = check_smoke_claim(novelty_ablation, ["cov_loss_no_bleu", "cov_loss_no_cos",
+                                             "cov_loss_no_entropy", "crt_quality"])
+    # the full-CRT arm is the same run in both claims (same scale, seed and config)
+    assert m.metrics["crt_quality"] == novelty_coverage(Scale.SMOKE, 0).metrics["crt_quality"]
+
+
+def test_smollm2_selection_smoke(check_smoke_claim):
+    m = check_smoke_claim(smollm2_selection, ["div_bleu_gain", "toxicity_drop",
+                                              "crt_toxicity", "toxicity_toxicity"])
+    assert 0 <= m.metrics["crt_toxicity"] <= 1
+
+
+def test_negative_controls():
+    # RL passed as CRT: zero differences, so no holds
+    null = {"coverage_gain": _e(-1, 1), "div_bleu_gain": _e(-0.02, 0.02),
+            "div_cos_gain": _e(-0.02, 0.02), "quality_drop": _e(-0.02, 0.02)}
+    assert novelty_coverage.verdict(null, Scale.SMALL) != "holds"
+    zero = {k: 0.0 for k in null}
+    assert novelty_coverage.verdict(zero, Scale.SMOKE) == "fails"
+    # more diverse but far less toxic: the quality part fails
+    costly = dict(null, coverage_gain=_e(2, 5), div_bleu_gain=_e(0.1, 0.2),
+                  div_cos_gain=_e(0.1, 0.2), quality_drop=_e(0.3, 0.5))
+    assert novelty_coverage.verdict(costly, Scale.SMALL) == "fails"
+    # an ablation that changes nothing (full CRT passed as the ablated one)
+    same = {f"{m}_loss_{a}": 0.0 for m in ("cov", "div_bleu", "div_cos")
+            for a in ("no_bleu", "no_cos", "no_entropy")}
+    assert novelty_ablation.verdict(same, Scale.SMOKE) == "fails"
+    one_missing = dict(same, cov_loss_no_bleu=2.0, div_cos_loss_no_cos=0.1)
+    assert novelty_ablation.verdict(one_missing, Scale.SMOKE) == "fails"
+    # the toxicity-only selector passed as CRT's
+    assert smollm2_selection.verdict({"div_bleu_gain": 0.0, "div_cos_gain": 0.0,
+                                      "toxicity_drop": 0.0}, Scale.SMOKE) == "fails"
+    assert smollm2_selection.verdict({"div_bleu_gain": _e(-0.05, 0.05),
+                                      "div_cos_gain": _e(0.01, 0.05),
+                                      "toxicity_drop": _e(-0.01, 0.01)}, Scale.SMALL) != "holds"
+    assert smollm2_selection.verdict({"div_bleu_gain": math.nan, "div_cos_gain": 0.1,
+                                      "toxicity_drop": 0.0}, Scale.SMOKE) == "fails"
