@@ -15,16 +15,6 @@ runner = CliRunner()
 BIN = Path(sys.executable).parent
 
 
-def _planned_slug() -> str:
-    """A paper of the catalogue without claims yet (the list shrinks as papers land)."""
-    from iclr24 import registry
-
-    planned = [p.slug for p in registry.papers() if not p.implemented]
-    if not planned:
-        pytest.skip("every paper is implemented")
-    return planned[0]
-
-
 def invoke(*args, **kw):
     return runner.invoke(app, [str(a) for a in args], **kw)
 
@@ -41,8 +31,10 @@ def test_list_real_catalogue_json(tmp_path):
     lcot = next(p for p in papers if p["slug"] == "lcot")
     assert lcot["status"] == "implemented"
     assert set(lcot["claims"]) == {"speedup", "fidelity", "classification"}
-    planned = next(p for p in papers if p["slug"] == _planned_slug())
-    assert planned["status"] == "planned" and planned["claims"] == []
+    # a planned paper lists no claims, an implemented one at least one (the fake catalogue's
+    # tests cover planned papers once every real one has landed)
+    for p in papers:
+        assert (p["status"] == "planned") == (p["claims"] == []), p["slug"]
     assert not (tmp_path / "none.sqlite").exists(), "listing must not create a store"
 
 
@@ -58,12 +50,6 @@ def test_show_real_paper_json():
     doc = json.loads(res.stdout)
     assert doc["slug"] == "lcot" and doc["status"] == "implemented"
     assert "lcot_distance" in doc["public_api"]
-
-
-def test_run_planned_paper_is_a_clear_usage_error():
-    res = invoke("run", _planned_slug(), "--scale", "smoke")
-    assert res.exit_code == 2
-    assert "planned, not implemented" in res.stderr and "lcot" in res.stderr
 
 
 @pytest.mark.timeout(60)
