@@ -38,6 +38,9 @@ Pieces and where they live
 ``subword``      :func:`train_subword_tokenizer` (byte-level BPE or Unigram learnt offline with
                  ``tokenizers``; exact round trips, token spans) -> :class:`SubwordTokenizer`
                  for the tiny models.
+``prefix_cache`` :class:`PrefixCachedTextModel` (a :class:`TextBackend` over Hugging Face models
+                 that computes the prompts' shared few-shot prefix once, keeps prefix caches
+                 across calls, and scores samples by their log-probability).
 ``white_box``    :func:`trace` (per-head attention (L, H, T, T), hidden states and log-probs of
                  one pass, on the tiny model and Hugging Face models) and
                  :func:`block_output_hook` (read or replace a block's output).
@@ -118,6 +121,7 @@ from .corpora import (
 from .embeddings import SentenceEmbedder, embed
 from .finetuning import FinetuneConfig, SFTBatch, finetune, sft_batch
 from .openai_client import OpenAICompatibleClient
+from .prefix_cache import PrefixCachedTextModel
 from .pretrained import (
     SMOLLM2_GGUF_NAME,
     load_hf_checkpoint,
@@ -160,6 +164,7 @@ __all__ = [
     "NextTokenBackend",
     "OpenAICompatibleClient",
     "PngCompressor",
+    "PrefixCachedTextModel",
     "PythonSession",
     "SFTBatch",
     "SandboxResult",

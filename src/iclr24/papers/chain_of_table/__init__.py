@@ -23,8 +23,8 @@ How the code maps to it.
 - :mod:`.prompts`: the official prompts verbatim and their parsers.
 - :mod:`.agents`: :class:`LMPlanner`, :class:`LMArguments`, :class:`LMReader` over any text
   backend (voting by Σ exp(log-prob)), with parse statistics.
-- :mod:`.prefix_cache`: :class:`PrefixCachedTextModel` (shared demo prefixes computed once,
-  scored samples) for SmolLM2 on a CPU.
+- the language-model kit's :class:`~iclr24.kits.language_models.PrefixCachedTextModel`
+  (shared demo prefixes computed once, scored samples) runs SmolLM2 on a CPU.
 - :mod:`.league`: :func:`make_table_task` (synthetic league tables with programmatic truth and
   oracle chains), :class:`ScriptedPlanner`, :class:`LearnedPlanner` (scikit-learn),
   :class:`RandomPlanner`, :class:`RuleArguments`, :class:`ShortContextReader`.
@@ -75,7 +75,6 @@ from .league import (
     make_table_task,
     make_table_tasks,
 )
-from .prefix_cache import PrefixCachedTextModel
 from .prompts import (
     final_query_prompt,
     parse_add_column,
@@ -117,7 +116,6 @@ __all__ = [
     "Operation",
     "ParseStats",
     "Planner",
-    "PrefixCachedTextModel",
     "RandomPlanner",
     "Reader",
     "RuleArguments",

@@ -18,7 +18,7 @@ OpenAI-compatible server).
   an unparsable reply gives the answer "" (counted wrong, never dropped).
 
 Votes need the log-probability of each sampled completion: a backend with
-``generate_scored`` (:class:`~.prefix_cache.PrefixCachedTextModel`) returns it with the
+``generate_scored`` (:class:`~iclr24.kits.language_models.PrefixCachedTextModel`) returns it with the
 sample; otherwise each distinct completion is scored with ``logprobs``; a backend without
 log-probs votes by counts. Defaults are the official decoding settings (200 new tokens for
 the planner, 150 for the operations); the claims pass smaller caps (a CPU budget).

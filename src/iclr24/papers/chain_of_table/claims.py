@@ -146,7 +146,7 @@ def _protocol_backend(scale: Scale, seed: int):
     one-layer Llama over a byte-level tokenizer behind the same prefix cache (loading SmolLM2
     and prefilling its 2-3.5k-token demos does not fit the smoke budget: a check of the
     plumbing, not of the claim)."""
-    from .prefix_cache import PrefixCachedTextModel
+    from iclr24.kits.language_models import PrefixCachedTextModel
 
     if scale is Scale.SMOKE:
         import torch
@@ -186,7 +186,7 @@ def _protocol_backend(scale: Scale, seed: int):
 def protocol_end_to_end(scale: Scale, seed: int, progress=None) -> Measurement:
     """The official Chain-of-Table protocol (:class:`~.agents.LMPlanner`,
     :class:`~.agents.LMArguments`, :class:`~.agents.LMReader`, every prompt verbatim) on
-    SmolLM2-135M-Instruct, batched through :class:`~.prefix_cache.PrefixCachedTextModel`:
+    SmolLM2-135M-Instruct, batched through :class:`~iclr24.kits.language_models.PrefixCachedTextModel`:
     10 synthetic statements (2 per kind; the spec's 20 do not fit the CPU budget: every
     distinct demo prefix costs 1-3.5k tokens of prefill) on 8-row league tables (one seed: a
     protocol check, not a comparison). Decoding as official (T=0 planner, 8 samples at T=0.5

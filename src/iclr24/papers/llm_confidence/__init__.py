@@ -18,8 +18,9 @@ Black-box confidence elicitation as three interchangeable parts (Fig. 1), each a
 - metrics (:mod:`.metrics`, Sec. 4.1): ECE (10 equal-width bins, as netcal), failure-prediction
   AUROC, AUPRC-Positive/Negative, AURC, with a one-class guard;
 - :class:`ConfidenceElicitor` (:mod:`.elicitor`): the pipeline end to end, plus the white-box
-  baseline :func:`answer_token_probability`; :class:`SharedPrefixTextModel`
-  (:mod:`.prefix_cache`) computes the prompts' shared prefix once for Hugging Face models.
+  baseline :func:`answer_token_probability`; on SmolLM2 the claims batch through the
+  language-model kit's :class:`~iclr24.kits.language_models.PrefixCachedTextModel`, which
+  computes the prompts' shared few-shot prefix once.
 
 Claims (:mod:`.claims`) and what is out of reach. The paper queries GPT-3/3.5/4, Vicuna and
 LLaMA-2-Chat on GSM8K, SVAMP, StrategyQA, Sports/Date Understanding, Object Counting and two MMLU
@@ -69,7 +70,6 @@ from .parsing import (
     parse_multistep,
     parse_topk,
 )
-from .prefix_cache import SharedPrefixTextModel
 from .prompts import (
     ANSWER_TYPES,
     HINT_NOTE,
@@ -97,7 +97,6 @@ __all__ = [
     "MultiStepParse",
     "Question",
     "Response",
-    "SharedPrefixTextModel",
     "answer_token_probability",
     "arithmetic_questions",
     "auprc_negative",

@@ -224,13 +224,11 @@ def _smollm2_backend(scale: Scale, seed: int):
         model = CausalTransformer(TransformerConfig(d_model=32, n_layers=1, n_heads=2,
                                                     context_length=1024))
         return LocalTextModel(TransformerLM(model)), None, "untrained 1-layer byte model"
-    from iclr24.kits.language_models import load_smollm2
-
-    from .prefix_cache import SharedPrefixTextModel
+    from iclr24.kits.language_models import PrefixCachedTextModel, load_smollm2
 
     lm = load_smollm2()
     shots = [(build_prompt(q), f"Answer and Confidence (0-100): {a}, {c}%") for q, a, c in _SHOTS]
-    return (SharedPrefixTextModel(lm, max_batch=40), chat_formatter(lm.tokenizer.hf, shots),
+    return (PrefixCachedTextModel(lm, max_batch=40), chat_formatter(lm.tokenizer.hf, shots),
             "SmolLM2-135M-Instruct")
 
 

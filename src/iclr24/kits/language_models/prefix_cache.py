@@ -1,21 +1,22 @@
-"""Batched generation with log-prob scores and cached prompt prefixes, for Chain-of-Table's
-long few-shot prompts on a local Hugging Face model (SmolLM2-135M-Instruct here).
+"""Batched generation with cached prompt prefixes and scored samples, for harnesses whose
+prompts share long fixed demonstrations (Chain-of-Table's operation demos, llm_confidence's
+few-shot chat turns) on a local Hugging Face model (SmolLM2-135M-Instruct here).
 
-Every Chain-of-Table prompt starts with 1-2.5k tokens of fixed demonstrations (the planner's
-operation demos and example chains, each operation's argument demos, the final query's four
-TabFact demos) followed by a short table and statement. :class:`PrefixCachedTextModel`
-groups a batch's prompts by their common token prefix (at least ``min_shared`` tokens), runs
-each prefix once, keeps the last ``max_cached`` prefix key/value caches across calls (the
-same demos come back at every step and for every statement; a cached prefix that shares only
-its beginning with a new one is cropped to the shared part and extended) and feeds each group's
-remainders in one left-padded, masked pass with per-row positions, then samples the rows in
-lockstep (nucleus sampling seeded per (seed, prompt i, sample j), stop strings, EOS).
+:class:`PrefixCachedTextModel` is a :class:`~iclr24.kits.language_models.TextBackend` that gives
+the same texts as :class:`~iclr24.kits.language_models.LocalTextModel` (greedy and seeded
+samples; a test checks it) with less prefill: it groups a batch's prompts by their common
+token prefix (at least ``min_shared`` tokens), runs each prefix once, keeps the last
+``max_cached`` prefix key/value caches across calls (the same demos come back at every step
+and for every question; a cached prefix that shares only its beginning with a new one is
+cropped to the shared part and extended) and feeds each group's remainders in one
+left-padded, masked pass with per-row positions, then samples the rows in lockstep (nucleus
+sampling seeded per (seed, prompt i, sample j), stop strings, EOS).
 
 :meth:`PrefixCachedTextModel.generate_scored` also returns each completion's summed token
-log-probability under the untempered model, which the voting steps of select_row /
-select_column need (the official code's ``generate_plus_with_score``), without a second pass.
-The scored tokens are those generated up to the stop (the text is cut before the stop string,
-the score keeps the tokens that completed it).
+log-probability under the untempered model (what Chain-of-Table's voting steps need, the
+official code's ``generate_plus_with_score``), without a second pass. The scored tokens are
+those generated up to the stop (the text is cut before the stop string, the score keeps the
+tokens that completed it).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from iclr24.kits.language_models.text_backend import check_generate_args, nucleus_sample
+from .text_backend import check_generate_args, nucleus_sample
 
 __all__ = ["PrefixCachedTextModel"]
 
@@ -49,7 +50,7 @@ class PrefixCachedTextModel:
 
     def __init__(self, lm, *, max_batch: int = 8, min_shared: int = 32,
                  max_cached: int = 12) -> None:
-        from iclr24.kits.language_models import LocalTextModel
+        from .text_backend import LocalTextModel
 
         for attr in ("model", "tokenizer", "start_id", "vocab_size", "_cache_kwarg"):
             if not hasattr(lm, attr):

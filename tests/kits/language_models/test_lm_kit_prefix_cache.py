@@ -28,8 +28,7 @@ def tiny_llama():
 
 
 def test_prefix_cached_generation_equals_the_plain_backend(tiny_llama, one_torch_thread):
-    from iclr24.kits.language_models import LocalTextModel
-    from iclr24.papers.chain_of_table import PrefixCachedTextModel
+    from iclr24.kits.language_models import LocalTextModel, PrefixCachedTextModel
 
     ref = LocalTextModel(tiny_llama)
     fast = PrefixCachedTextModel(tiny_llama, max_batch=3, min_shared=4)
@@ -52,6 +51,7 @@ def test_prefix_cached_generation_equals_the_plain_backend(tiny_llama, one_torch
     assert again == ref.generate(prompts[:3], 6)
     assert fast.prefill_tokens - before < sum(len(p) for p in prompts[:3]) // 2
     assert fast.generate(prompts, 0) == [[""]] * 4
+    assert fast.logprobs("alpha", " beta") == ref.logprobs("alpha", " beta")  # delegated
     with pytest.raises(ValueError, match="context_length"):
         fast.generate(["word " * 300], 4)
     with pytest.raises(ValueError, match="n must"):
