@@ -165,7 +165,8 @@ def _convert_smollm2(folder: Path) -> None:
     if missing or unexpected:
         raise RuntimeError(f"{path}: GGUF tensors do not fill the model (missing {missing}, "
                            f"unexpected {unexpected})")
-    tok = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    tok = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name,
+                                                     local_files_only=True)
     model.config.save_pretrained(folder)
     save_model(model, str(folder / "model.safetensors"), metadata={"format": "pt"})
     tok.save_pretrained(folder)
