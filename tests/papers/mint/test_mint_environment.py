@@ -7,13 +7,16 @@ import pytest
 
 from iclr24.papers.mint import (
     INVALID_INPUT_MESSAGE,
+    NUMERIC_KINDS,
     InteractionEnv,
     LMAgent,
     NumericReasoningTask,
     PythonREPL,
     ScriptedFeedback,
+    TeacherAgent,
     evaluate,
     improvement_slope,
+    make_mint_tasks,
     max_propose_for,
     render_observation,
     run_episode,
@@ -188,3 +191,28 @@ def test_teacher_transcripts_follow_the_protocol():
     env.attach_repl(TeacherREPL())
     env.reset()
     assert "<solution>" in ScriptedTeacher(np.random.default_rng(0)).act(env, TeacherREPL())
+
+
+def test_mental_slips_fail_the_official_check():
+    """A wrong answer in the head is 10-50% off: outside the official check's 5% tolerance,
+    so answer-only episodes cannot pass by a changed digit."""
+    from iclr24.papers.mint.tiny_agent import _mental_slip
+
+    rng = np.random.default_rng(0)
+    for ref in ("38080349", "7", "412.37", "-55", "1000"):
+        task = NumericReasoningTask("What is it?", ref, kind="product", task_id="t")
+        for _ in range(50):
+            guess = _mental_slip(ref, rng)
+            assert guess != ref and not task.success(guess)
+            if "." in ref:
+                assert len(guess.split(".")[1]) == len(ref.split(".")[1])
+
+
+def test_teacher_agent_gains_from_turns_in_the_real_repl():
+    """The known-answer reference of turn_budget: the scripted teacher as an agent, its
+    programs run by the real interpreter, succeeds more with more turns and beats answer-only."""
+    tasks = make_mint_tasks(24, NUMERIC_KINDS, seed=5)
+    sr = success_rates(evaluate(TeacherAgent(0), tasks, [1, 3, 5], seed=0))
+    ao = success_rates(evaluate(TeacherAgent(0, use_tools=False), tasks, [5],
+                                use_tools=False, seed=0)).iloc[0]
+    assert sr[5] >= 0.95 and sr[5] - sr[1] >= 0.3 and sr[5] > ao

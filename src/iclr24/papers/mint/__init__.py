@@ -86,6 +86,7 @@ from .tasks import (
 from .tiny_agent import (
     PaddedTextModel,
     ScriptedTeacher,
+    TeacherAgent,
     TeacherREPL,
     TinyAgentConfig,
     teacher_examples,
@@ -117,6 +118,7 @@ __all__ = [
     "ScriptedTeacher",
     "State",
     "Task",
+    "TeacherAgent",
     "TeacherREPL",
     "TinyAgentConfig",
     "Tool",

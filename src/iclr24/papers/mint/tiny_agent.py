@@ -3,12 +3,13 @@ scripted teacher acting in the real environment (our stand-in for the paper's 20
 LLMs, 7B-70B open models, GPT-3.5/4 and Claude, none of which runs here).
 
 Teacher (:class:`ScriptedTeacher`, numeric tasks only). With a budget of one turn, or without
-the tool, it answers "in the head": the exact answer half of the time, else a perturbed one.
+the tool, it answers "in the head": the exact answer half of the time, else one 10-50% off.
 Otherwise it writes Python for the task; its first program crashes 30% of the time (a
 misspelt variable: a real ``NameError`` traceback comes back) and is silently wrong 15% of the
 time (a mis-copied digit); after a traceback, a wrong-answer message or "This is BAD." it
 writes the correct program; after a clean output (and GOOD or no feedback) it proposes the
-printed number. Its episodes run through :class:`~.environment.InteractionEnv` itself, so
+printed number, on the last turn too; on a last turn without one it answers in the head. Its
+episodes run through :class:`~.environment.InteractionEnv` itself, so
 every observation, count-down and feedback line is the environment's own text; only the code
 is not executed: :class:`TeacherREPL` returns what the teacher's (known) program prints, in
 the interpreter's exact format (checked against the real REPL in the tests).
@@ -32,16 +33,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
-from .environment import InteractionEnv
+from .environment import InteractionEnv, State
 from .feedback import ScriptedFeedback
 from .repl import NO_OUTPUT
 from .tasks import NumericReasoningTask, make_mint_tasks
 
-__all__ = ["PaddedTextModel", "ScriptedTeacher", "TeacherREPL", "TinyAgentConfig",
-           "teacher_examples", "train_tiny_agent"]
+__all__ = ["PaddedTextModel", "ScriptedTeacher", "TeacherAgent", "TeacherREPL",
+           "TinyAgentConfig", "teacher_examples", "train_tiny_agent"]
 
 PAD = "\x00"
 TURN_END = "\n\nObservation:"  # the agent's turns end where the environment's message begins
@@ -88,6 +90,35 @@ def _perturb(text: str, rng: np.random.Generator) -> str:
     return text[:i] + new + text[i + 1:]
 
 
+def _mental_slip(reference: str, rng: np.random.Generator) -> str:
+    """A wrong answer "in the head": the reference off by 10-50% (either way), in its format.
+    (A changed digit would often land inside the official check's 5% tolerance and pass.)"""
+    value = float(reference)
+    guess = value * (1 + rng.choice([-1.0, 1.0]) * rng.uniform(0.1, 0.5))
+    if "." in reference:
+        decimals = len(reference) - reference.index(".") - 1
+        text = f"{guess:.{decimals}f}"
+    else:
+        text = str(round(guess))
+    return text if text != reference else str(int(value) + 7)
+
+
+class TeacherAgent:
+    """The scripted teacher as an agent for :func:`~.evaluation.evaluate`: its programs run in
+    the real REPL, its answers go through the real checks. The known-answer reference of the
+    turn-budget claim: what an agent that uses its turns as the training transcripts do
+    reaches (``use_tools`` must match the ``evaluate`` call)."""
+
+    def __init__(self, seed: int, use_tools: bool = True) -> None:
+        self.teacher = ScriptedTeacher(np.random.default_rng(seed))
+        self.use_tools = bool(use_tools)
+
+    def act(self, states: Sequence[State], seed: int = 0) -> list[str]:
+        return [self.teacher.act(SimpleNamespace(state=s, task=s.task, max_steps=s.max_steps,
+                                                 use_tools=self.use_tools), TeacherREPL())
+                for s in states]
+
+
 class TeacherREPL:
     """Stands in for the interpreter in teacher episodes: ``run`` returns the output the
     teacher queued for its program (the teacher's code is ours, never executed)."""
@@ -124,20 +155,19 @@ class ScriptedTeacher:
 
     def _mental(self, task: NumericReasoningTask) -> str:
         guess = task.reference if self.rng.random() < self.mental_accuracy \
-            else _perturb(task.reference, self.rng)
+            else _mental_slip(task.reference, self.rng)
         return f"<thought> I will answer directly. </thought>\nThe answer is <solution> {guess} </solution>."
 
     def act(self, env: InteractionEnv, repl: TeacherREPL) -> str:
         st, task = env.state, env.task
         steps_left = env.max_steps - st.turns
         last = st.history[-1]["content"] if len(st.history) > 1 else ""
-        if not env.use_tools or env.max_steps == 1 or (steps_left <= 1 and len(st.history) > 1):
-            return self._mental(task)
         printed = re.search(r"Observation:\n(-?[\d.]+)\n", last)
-        fine = printed is not None and "This is BAD." not in last
-        if fine:
+        if env.use_tools and printed is not None and "This is BAD." not in last:
             return (f"<thought> The program printed the answer. </thought>\n"
                     f"The answer is <solution> {printed.group(1)} </solution>.")
+        if not env.use_tools or env.max_steps == 1 or (steps_left <= 1 and len(st.history) > 1):
+            return self._mental(task)
         nums = _operands(task)
         first = st.action_count["use_tool"] == 0
         u = self.rng.random()
