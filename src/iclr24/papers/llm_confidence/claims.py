@@ -32,8 +32,9 @@ def _consistency_run(scale: Scale, seed: int) -> dict:
     config = sizes(scale, smoke=SimulatedConfig(n_layers=1, d_model=64, steps=100),
                    small=SimulatedConfig())
     rng = np.random.default_rng([seed, 0])
-    train = arithmetic_qa(n_train, rng)
-    test = arithmetic_qa(n_test, np.random.default_rng([seed, 2]))
+    # one-digit operands: with 1-3 digits the tiny model was right on 0.5% of the questions
+    train = arithmetic_qa(n_train, rng, max_digits=1)
+    test = arithmetic_qa(n_test, np.random.default_rng([seed, 2]), max_digits=1)
     tb = LocalTextModel(train_simulated_model(train, config, seed))
     prompts = [qa_prompt(it) for it in test]
     truth = [str(it.answer) for it in test]
@@ -77,8 +78,10 @@ def _consistency_run(scale: Scale, seed: int) -> dict:
     paper_numbers={"vanilla_auroc": 0.522, "white_box_auroc": 0.605},
 )
 def consistency_auroc(scale: Scale, seed: int, progress=None) -> Measurement:
-    """A tiny character transformer trained on graded arithmetic (a+b, a+b+c, a*b; 1-3-digit
-    operands) in the paper's vanilla format, with a simulated human-like verbalised confidence
+    """A tiny character transformer trained on graded arithmetic (a+b, a*b, a+b+c; one-digit
+    operands, so the test questions were all taught: its failures are its own errors on
+    what it learnt, not generalisation) in the paper's vanilla format, with a simulated
+    human-like verbalised confidence
     (uniform over 80..100, independent of correctness, by construction). Per question: the
     greedy reply (vanilla verbalised confidence; white-box = its answer tokens' probability)
     and M self-random samples at T = 0.7 (Consistency, Avg-Conf). ``auroc_gain`` = AUROC of
@@ -241,8 +244,8 @@ def _smollm2_backend(scale: Scale, seed: int):
 )
 def smollm2_elicitation(scale: Scale, seed: int, progress=None) -> Measurement:
     """The real prompts, parsers, sampler and metrics on SmolLM2-135M-Instruct over the
-    package's 40 factual questions and seeded 1-digit additions (three demonstration turns,
-    reply primed with the answer line's head): vanilla verbalised confidence
+    package's first 30 factual questions and 10 seeded 1-digit additions (three
+    demonstration turns, reply primed with the answer line's head): vanilla verbalised confidence
     (greedy, M = 1) vs Consistency over M = 5 self-random samples at T = 0.7 (same prompt).
     ``auroc_gain`` = AUROC(Consistency) − AUROC(verbalised) over 3 sampling seeds (the
     greedy baseline is deterministic, so the interval is the sampling's). Unparsed replies
@@ -257,8 +260,10 @@ def smollm2_elicitation(scale: Scale, seed: int, progress=None) -> Measurement:
     from .questions import arithmetic_questions, factual_questions
 
     backend, fmt, name = _smollm2_backend(scale, seed)
-    n_factual = sizes(scale, smoke=1, small=40)
-    n_arith = sizes(scale, smoke=1, small=20)
+    # 30 + 10 questions: the 40 + 20 first planned took 362 s on 2 cores (every sampled row
+    # carries its own copy of the ~350-token demonstration prefix's keys and values)
+    n_factual = sizes(scale, smoke=1, small=30)
+    n_arith = sizes(scale, smoke=1, small=10)
     m = sizes(scale, smoke=2, small=5)
     n_seeds = sizes(scale, smoke=1, small=3)
     max_new = sizes(scale, smoke=4, small=8)

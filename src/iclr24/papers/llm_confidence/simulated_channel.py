@@ -2,8 +2,8 @@
 stand-in for Xiong et al.'s GPT-3.5/Vicuna runs, Sec. 4; by construction, not a finding).
 
 A character-level transformer (the language-model kit's :class:`CausalTransformer`) learns
-synthetic arithmetic QA of graded difficulty — ``a+b``, ``a+b+c`` and ``a*b`` with 1–3-digit
-operands — in the paper's vanilla output format::
+synthetic arithmetic QA of graded difficulty — ``a+b``, ``a*b`` and ``a+b+c`` — in the paper's
+vanilla output format::
 
     Q: 37+58=
     Answer and Confidence (0-100): 95, 85%
@@ -12,7 +12,12 @@ The stated confidence is drawn uniformly from {80, 85, 90, 95, 100} *independent
 correctness*: the "imitating humans" hypothesis of the paper (Sec. 4.2: verbalised
 confidences cluster in 80–100, in multiples of 5) made true by construction. So the tiny
 model's verbalised channel is simulated; its *answers*, and therefore its failures, are real
-(it is trained only until it is right on part of the test set). The elicitation pipeline then
+(it is trained only until it is right on part of the test set). The claims use one-digit
+operands: a two-layer model trained for 600 steps on aligned question-answer lines gets
+~96% of the sums, ~89% of the products and ~79% of the three-term sums right (seed 0); with
+1-3-digit operands it learns none of them in a CPU budget (0.5% right after 1,000 steps on
+random windows of the text), which would leave failure prediction nothing to predict.
+The elicitation pipeline then
 runs unchanged on it: prompts end with ``Answer and Confidence (0-100):`` (the model's reply
 starts there), :func:`~.parsing.parse_answer_confidence` reads the replies, the samplers and
 aggregators of :mod:`.sampling` / :mod:`.aggregation` do the rest, and the white-box baseline
@@ -26,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["ANSWER_HEAD", "QAItem", "SimulatedConfig", "arithmetic_qa", "qa_prompt",
-           "train_simulated_model", "training_text"]
+           "train_simulated_model", "training_examples"]
 
 ANSWER_HEAD = "Answer and Confidence (0-100):"
 HUMAN_CONFIDENCES = (80, 85, 90, 95, 100)
@@ -69,13 +74,14 @@ def qa_prompt(item: QAItem) -> str:
     return f"Q: {item.expression}=\n{ANSWER_HEAD}"
 
 
-def training_text(items: list[QAItem], rng: np.random.Generator) -> bytes:
-    """Training examples with a human-like stated confidence, independent of the answer."""
-    lines = []
+def training_examples(items: list[QAItem], rng: np.random.Generator) -> list[tuple[str, str]]:
+    """(question, reply) training pairs; the reply states a human-like confidence drawn
+    independently of the answer."""
+    out = []
     for it in items:
         c = HUMAN_CONFIDENCES[int(rng.integers(len(HUMAN_CONFIDENCES)))]
-        lines.append(f"{qa_prompt(it)} {it.answer}, {c}%\n")
-    return "".join(lines).encode()
+        out.append((qa_prompt(it), f" {it.answer}, {c}%\n"))
+    return out
 
 
 @dataclass(frozen=True)
@@ -86,35 +92,34 @@ class SimulatedConfig:
     n_layers: int = 2
     d_model: int = 128
     n_heads: int = 4
-    steps: int = 1000
+    steps: int = 600
     batch_size: int = 32
-    seq_len: int = 64
     lr: float = 3e-3
 
 
 def train_simulated_model(items: list[QAItem], config: SimulatedConfig, seed: int,
                           progress=None):
-    """Train the character model on ``items``; returns a kit ``TransformerLM``."""
+    """Train the character model on ``items`` (one aligned question-answer line per example,
+    every character in the loss); returns a kit ``TransformerLM``."""
     import torch
 
     from iclr24.kits.language_models import (
         CausalTransformer,
-        TrainConfig,
+        FinetuneConfig,
         TransformerConfig,
         TransformerLM,
-        train_causal_lm,
+        finetune,
     )
     from iclr24.kits.threads import torch_threads
 
-    rng = np.random.default_rng([seed, 1])
-    text = training_text(items, rng)
+    examples = training_examples(items, np.random.default_rng([seed, 1]))
     torch.manual_seed(seed)
     model = CausalTransformer(TransformerConfig(
         vocab_size=256, d_model=config.d_model, n_layers=config.n_layers,
-        n_heads=config.n_heads, context_length=max(128, config.seq_len + 1)))
-    tokens = np.frombuffer(text, dtype=np.uint8).astype(np.int64)
+        n_heads=config.n_heads, context_length=128))
+    lm = TransformerLM(model)
     with torch_threads(1):
-        train_causal_lm(model, tokens, TrainConfig(
-            steps=config.steps, batch_size=config.batch_size, seq_len=config.seq_len,
-            lr=config.lr, seed=seed), progress=progress)
-    return TransformerLM(model)
+        finetune(lm, examples, FinetuneConfig(steps=config.steps, batch_size=config.batch_size,
+                                              lr=config.lr, seed=seed, train_on_inputs=True),
+                 progress=progress)
+    return lm
