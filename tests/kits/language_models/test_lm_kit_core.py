@@ -309,3 +309,21 @@ def test_custom_loss_fn_and_hidden_states():
     logits, hidden = m(torch.zeros(1, 5, dtype=torch.long), return_hidden=True)
     assert hidden.shape == (1, 5, 32)
     torch.testing.assert_close(logits, m.head(hidden))
+
+
+def test_untrained_byte_lm_is_seeded_and_leaves_the_global_rng_alone():
+    from iclr24.kits.language_models import untrained_byte_lm
+
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    a, b, c = untrained_byte_lm(64, seed=1), untrained_byte_lm(64, seed=1), untrained_byte_lm(64)
+    assert torch.equal(torch.rand(3), expected)  # global stream untouched
+    wa, wb, wc = (next(m.model.parameters()) for m in (a, b, c))
+    assert torch.equal(wa, wb) and not torch.equal(wa, wc)
+    assert a.context_length == 64 and a.model.config.n_layers == 1
+    assert np.isfinite(a.log_probs(b"abc")).all()
+    for kwargs, match in (({"context_length": 4}, "context_length"), ({"d_model": 3}, "even"),
+                          ({"d_model": True}, "d_model")):
+        with pytest.raises(ValueError, match=match):
+            untrained_byte_lm(**kwargs)

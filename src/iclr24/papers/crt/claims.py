@@ -150,21 +150,11 @@ def _selection_backends(scale: Scale, seed: int):
     all-MiniLM-L6-v2 (small); at smoke an untrained one-layer byte model and hashed word
     vectors run the same pipeline (no SmolLM2 or MiniLM load: a plumbing check)."""
     if scale is Scale.SMOKE:
-        import torch
-
-        from iclr24.kits.language_models import (
-            CausalTransformer,
-            LocalTextModel,
-            TransformerConfig,
-            TransformerLM,
-        )
+        from iclr24.kits.language_models import LocalTextModel, untrained_byte_lm
 
         from .novelty import HashingEmbedder
 
-        torch.manual_seed(seed)
-        model = CausalTransformer(TransformerConfig(d_model=32, n_layers=1, n_heads=2,
-                                                    context_length=512))
-        backend = LocalTextModel(TransformerLM(model))
+        backend = LocalTextModel(untrained_byte_lm(512, seed=seed))
         return (backend, lambda x: f"User: {x}\nAssistant:", HashingEmbedder(),
                 "untrained 1-layer byte model")
     from iclr24.kits.language_models import LocalTextModel, embed, load_smollm2

@@ -214,19 +214,10 @@ def _smollm2_backend(scale: Scale, seed: int):
     from .prompts import build_prompt
 
     if scale is Scale.SMOKE:
-        import torch
+        from iclr24.kits.language_models import LocalTextModel, untrained_byte_lm
 
-        from iclr24.kits.language_models import (
-            CausalTransformer,
-            LocalTextModel,
-            TransformerConfig,
-            TransformerLM,
-        )
-
-        torch.manual_seed(seed)
-        model = CausalTransformer(TransformerConfig(d_model=32, n_layers=1, n_heads=2,
-                                                    context_length=1024))
-        return LocalTextModel(TransformerLM(model)), None, "untrained 1-layer byte model"
+        return (LocalTextModel(untrained_byte_lm(1024, seed=seed)), None,
+                "untrained 1-layer byte model")
     from iclr24.kits.language_models import PrefixCachedTextModel, load_smollm2
 
     lm = load_smollm2()

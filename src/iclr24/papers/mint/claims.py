@@ -223,13 +223,9 @@ def smollm2_episodes(scale: Scale, seed: int, progress=None) -> Measurement:
     n_tasks = sizes(scale, smoke=2, small=2)
     seeds = [seed + i for i in range(sizes(scale, smoke=1, small=3))]
     if scale is Scale.SMOKE:
-        import torch
+        from iclr24.kits.language_models import untrained_byte_lm
 
-        from iclr24.kits.language_models import CausalTransformer, TransformerConfig, TransformerLM
-
-        torch.manual_seed(seed)
-        backend = LocalTextModel(TransformerLM(CausalTransformer(TransformerConfig(
-            d_model=16, n_layers=1, n_heads=2, context_length=4096))))
+        backend = LocalTextModel(untrained_byte_lm(4096, d_model=16, seed=seed))
         agent = LMAgent(PaddedTextModel(backend), prompt_format="completion", max_new_tokens=8)
         name = "untrained 1-layer byte model (smoke)"
     else:

@@ -212,18 +212,10 @@ def _smollm2_table(scale: Scale, world, scorer) -> tuple[dict, list[dict], str]:
     harmful = list(world.harmful_test[:n])
     lookalike = [e for e in world.lookalike_test if e.task == "howto"][:n]
     if scale is Scale.SMOKE:
-        import torch
+        from iclr24.kits.language_models import untrained_byte_lm
 
-        from iclr24.kits.language_models import (
-            CausalTransformer,
-            TransformerConfig,
-            TransformerLM,
-        )
-
-        torch.manual_seed(0)
-        lm = TransformerLM(CausalTransformer(TransformerConfig(d_model=32, n_layers=1, n_heads=2,
-                                                               context_length=512)))
-        backend, fmt, stop, name = LocalTextModel(lm), None, ["\n"], "untrained 1-layer byte model"
+        backend, fmt, stop = LocalTextModel(untrained_byte_lm(512)), None, ["\n"]
+        name = "untrained 1-layer byte model"
     else:
         from iclr24.kits.language_models import load_smollm2
 

@@ -54,13 +54,9 @@ def _smollm2_run(scale: Scale):
 
     facts = factual_queries()
     if scale is Scale.SMOKE:
-        import torch
+        from iclr24.kits.language_models import untrained_byte_lm
 
-        from iclr24.kits.language_models import CausalTransformer, TransformerConfig, TransformerLM
-
-        torch.manual_seed(0)
-        lm = TransformerLM(CausalTransformer(TransformerConfig(d_model=32, n_layers=1,
-                                                               n_heads=2, context_length=256)))
+        lm = untrained_byte_lm(256)
         facts, name, threads = facts[::36], "untrained 1-layer byte model", 1
     else:
         from iclr24.kits.language_models import load_smollm2
