@@ -202,7 +202,7 @@ def _bon_figure(ns, runs):
 def smollm2_judge(scale: Scale, seed: int, progress=None) -> Measurement:
     """Auto-J's real ``pairwise_tie`` prompt, parser and two-order protocol on
     SmolLM2-135M-Instruct (in its own chat template), greedy, over testbed pairs (one pair per
-    seed, scenarios in turn, 3 seeds at small: the CPU prefill of SmolLM2 bounds the budget).
+    scenario and seed, 6 scenarios x 3 seeds at small).
     Two readings of the same prompts: free generation (the protocol as is, 16 new tokens:
     parse rate, agreement) and the reply primed with "So, the final decision is" (the verdict
     then needs 3 tokens). ``agreement_gain`` = primed agreement
@@ -216,10 +216,9 @@ def smollm2_judge(scale: Scale, seed: int, progress=None) -> Measurement:
     runs = []
     with torch_threads(sizes(scale, smoke=1, small=2)):
         for i in range(n_seeds):
-            # small: one pair per seed, scenarios in turn (SmolLM2's CPU prefill of the
-            # ~400-token prompts is the budget); smoke: the stand-in on two pairs
-            scen = sizes(scale, smoke=TESTBED_SCENARIOS[:2],
-                         small=(TESTBED_SCENARIOS[(seed + i) % len(TESTBED_SCENARIOS)],))
+            # small: one pair per scenario and seed (18 pairs in both orders); smoke: the
+            # stand-in on two pairs
+            scen = sizes(scale, smoke=TESTBED_SCENARIOS[:2], small=TESTBED_SCENARIOS)
             runs.append(smollm2_replicate(scale is Scale.SMOKE, seed + i, scen,
                                           max_new_tokens=sizes(scale, smoke=8, small=16)))
             if progress:
