@@ -27,11 +27,20 @@ Verdicts are three-valued. A metric is a plain number or an :class:`Estimate` (a
 interval over seeds or bootstrap resamples). A comparison that involves an estimate is *true*
 when it holds for every point of the interval, *false* when it fails for every point, and
 *unknown* otherwise; ``and``/``or``/``not`` follow Kleene's strong logic. The rule's truth value
-maps to ``holds`` / ``fails`` / ``inconclusive``. Arithmetic between an estimate and anything
+maps to ``holds`` / ``fails`` / ``inconclusive``, and every *inconclusive* carries its reason
+(:class:`Judgement`). A metric the rule reads that is NaN or infinite never decides: the verdict
+is *inconclusive* ("metric `sat_auroc` is NaN"), since a measurement that could not be made is
+not a failed reproduction. Arithmetic between an estimate and anything
 else inside a rule is refused: the seeds behind two estimates are correlated, so interval
 arithmetic would mislead; build the difference or ratio as its own estimate in the claim
 (:meth:`Estimate.difference`, :meth:`Estimate.bootstrap`). ``abs(e)`` and ``-e`` are exact
 and allowed.
+
+A claim may add a ``control``: a second rule over the same metrics that states what must be
+true for the verdict to mean anything (a positive control reaches its level; the null arm a
+sceptic would try, measured in the same run, does not pass the main rule). A control that is
+false or unknown makes the verdict *inconclusive*, "the test bed cannot tell". ``against`` says
+in words what the claim compares against (a baseline, a null arm, a closed form).
 
 This module imports nothing heavy: papers import it from their ``claims.py`` only.
 """
@@ -59,7 +68,9 @@ __all__ = [
     "sizes",
     "Rule",
     "RuleError",
+    "Judgement",
     "evaluate_rule",
+    "assess_rule",
     "rule_metric_names",
     "HOLDS",
     "FAILS",
@@ -347,11 +358,11 @@ def compare_intervals(op: Callable[[Any, Any], bool], left: Any, right: Any) -> 
     """Three-valued ``op(left, right)`` where either side may be an :class:`Estimate`.
 
     True when ``op(x, y)`` holds for every x in left's interval and y in right's, False when it
-    fails for every such pair, None otherwise. A NaN anywhere gives False (as a NaN number does).
+    fails for every such pair, None otherwise. A NaN anywhere gives None: nothing was measured.
     """
     (l1, h1), (l2, h2) = _bounds(left), _bounds(right)
     if any(isinstance(v, float) and math.isnan(v) for v in (l1, h1, l2, h2)):
-        return False
+        return None
     if op is operator.lt:
         return True if h1 < l2 else False if l1 >= h2 else None
     if op is operator.le:
@@ -395,9 +406,17 @@ def _no_estimate(values: list[Any], what: str) -> None:
                         "Estimate.difference(a, b) or Estimate.bootstrap(...))")
 
 
-def _eval_node(node: ast.AST, metrics: Mapping[str, Metric]) -> Any:
+@dataclass
+class _Trace:
+    """What evaluating a rule touched: the metrics it read, the comparisons left unknown."""
+
+    read: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+
+
+def _eval_node(node: ast.AST, metrics: Mapping[str, Metric], trace: _Trace) -> Any:
     if isinstance(node, ast.Expression):
-        return _eval_node(node.body, metrics)
+        return _eval_node(node.body, metrics, trace)
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool)):
         return node.value
     if isinstance(node, ast.Name):
@@ -405,12 +424,13 @@ def _eval_node(node: ast.AST, metrics: Mapping[str, Metric]) -> Any:
             known = ", ".join(sorted(metrics)) or "(none)"
             raise RuleError(f"rule names metric {node.id!r}, which the claim did not measure; "
                             f"measured: {known}")
+        trace.read.append(node.id)
         return metrics[node.id]
     if isinstance(node, ast.BoolOp):
-        values = [_truth(_eval_node(v, metrics)) for v in node.values]
+        values = [_truth(_eval_node(v, metrics, trace)) for v in node.values]
         return _kleene_and(values) if isinstance(node.op, ast.And) else _kleene_or(values)
     if isinstance(node, ast.UnaryOp):
-        value = _eval_node(node.operand, metrics)
+        value = _eval_node(node.operand, metrics, trace)
         if isinstance(node.op, ast.Not):
             t = _truth(value)
             return None if t is None else not t
@@ -425,24 +445,28 @@ def _eval_node(node: ast.AST, metrics: Mapping[str, Metric]) -> Any:
         if isinstance(node.op, ast.UAdd):
             return +value
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        left, right = _eval_node(node.left, metrics), _eval_node(node.right, metrics)
+        left = _eval_node(node.left, metrics, trace)
+        right = _eval_node(node.right, metrics, trace)
         _no_estimate([left, right], "arithmetic")
         return _BINOPS[type(node.op)](left, right)
     if isinstance(node, ast.Compare):
-        left = _eval_node(node.left, metrics)
+        left = _eval_node(node.left, metrics, trace)
         results: list[Truth] = []
         for op, comparator in zip(node.ops, node.comparators):
             if type(op) not in _CMPOPS:
                 raise RuleError(f"unsupported comparison in rule: {type(op).__name__}")
-            right = _eval_node(comparator, metrics)
+            right = _eval_node(comparator, metrics, trace)
             if left is None or right is None:
                 raise RuleError("a comparison's operand is an unknown truth value")
-            results.append(compare_intervals(_CMPOPS[type(op)], left, right))
+            truth = compare_intervals(_CMPOPS[type(op)], left, right)
+            if truth is None:
+                trace.unknown.append(ast.unparse(node))
+            results.append(truth)
             left = right
         return _kleene_and(results)
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             and node.func.id in _FUNCS and not node.keywords):
-        args = [_eval_node(a, metrics) for a in node.args]
+        args = [_eval_node(a, metrics, trace) for a in node.args]
         if node.func.id == "abs" and len(args) == 1 and isinstance(args[0], Estimate):
             e = args[0]  # exact image of the interval under |.|
             lo = 0.0 if e.low <= 0 <= e.high else min(abs(e.low), abs(e.high))
@@ -471,24 +495,123 @@ def rule_metric_names(rule: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+class _Recording(dict):
+    """The metrics handed to a callable rule, remembering which ones it read."""
+
+    def __init__(self, metrics: Mapping[str, Metric], trace: _Trace):
+        super().__init__(metrics)
+        self._trace = trace
+
+    def __getitem__(self, key: str) -> Metric:
+        value = super().__getitem__(key)
+        self._trace.read.append(key)
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key in self:
+            return self[key]
+        return default
+
+
+def _not_finite(name: str, value: Metric) -> str:
+    """Why ``value`` cannot decide a verdict ('' when it can)."""
+    if isinstance(value, Estimate):
+        bad = [b for b in ("value", "low", "high") if not math.isfinite(getattr(value, b))]
+        if bad:
+            return f"metric `{name}` has a non-finite {' and '.join(bad)} ({value})"
+        return ""
+    if isinstance(value, (int, float)) and not math.isfinite(value):
+        return f"metric `{name}` is {'NaN' if math.isnan(value) else 'infinite'}"
+    return ""
+
+
+def assess_rule(rule: str | Callable[[Mapping[str, Metric]], Truth],
+                metrics: Mapping[str, Metric]) -> tuple[Truth, str]:
+    """Evaluate one rule: its truth value, and why when it is unknown.
+
+    A metric the rule reads that is NaN or infinite makes the result unknown, whatever the rest
+    of the rule says ("metric `x` is NaN"); an interval that straddles a comparison's boundary
+    makes it unknown when the rest cannot decide ("interval straddles the boundary of `d > 0`:
+    d = 0.004 [-0.006, 0.015] (n=3)")."""
+    trace = _Trace()
+    if callable(rule):
+        out = rule(_Recording(metrics, trace))
+        if out is not None and not isinstance(out, (bool, int)) or isinstance(out, Estimate):
+            raise RuleError(f"a callable rule must return True, False or None, got {out!r}")
+        truth: Truth = None if out is None else bool(out)
+    else:
+        result = _eval_node(_parse_rule(rule), metrics, trace)
+        if isinstance(result, Estimate):
+            raise RuleError("a rule must end in a comparison, not an estimate")
+        truth = _truth(result)
+    read = list(dict.fromkeys(trace.read))
+    broken = [why for why in (_not_finite(n, metrics[n]) for n in read) if why]
+    if broken:
+        return None, "; ".join(broken)
+    if truth is not None:
+        return truth, ""
+    if trace.unknown:
+        shown = ", ".join(f"{n} = {metrics[n]}" for n in read
+                          if isinstance(metrics[n], Estimate))
+        return None, ("interval straddles the boundary of "
+                      + ", ".join(f"`{u}`" for u in dict.fromkeys(trace.unknown))
+                      + (f": {shown}" if shown else ""))
+    return None, "the rule returned unknown (an interval it reads straddles its boundary)"
+
+
 def evaluate_rule(rule: str | Callable[[Mapping[str, Metric]], Truth],
                   metrics: Mapping[str, Metric]) -> Truth:
     """Evaluate one rule on measured metrics: True, False or None (unknown: an interval
-    straddles the rule's boundary). NaN compares false, so a NaN metric fails."""
-    if callable(rule):
-        out = rule(dict(metrics))
-        if out is not None and not isinstance(out, (bool, int)) or isinstance(out, Estimate):
-            raise RuleError(f"a callable rule must return True, False or None, got {out!r}")
-        return None if out is None else bool(out)
-    result = _eval_node(_parse_rule(rule), metrics)
-    if isinstance(result, Estimate):
-        raise RuleError("a rule must end in a comparison, not an estimate")
-    return _truth(result)
+    straddles the rule's boundary, or a metric it reads is NaN or infinite)."""
+    return assess_rule(rule, metrics)[0]
 
 
 def verdict_of(truth: Truth) -> str:
     """The verdict word for a rule's truth value."""
     return HOLDS if truth is True else FAILS if truth is False else INCONCLUSIVE
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A verdict and why: ``reason`` is never empty for *inconclusive* (interval straddles the
+    boundary, metric not finite, the test bed cannot tell)."""
+
+    verdict: str
+    reason: str = ""
+
+
+def _at_scale(rule: Rule, scale: Scale | str) -> Any:
+    """A rule or control at ``scale``: a per-scale mapping falls back small -> smoke."""
+    scale = Scale.parse(scale)
+    if isinstance(rule, Mapping):
+        for candidate in (scale.value, "small", "smoke"):
+            if candidate in rule:
+                return rule[candidate]
+        return None
+    return rule
+
+
+def _rule_text(rule: str | Callable[..., Truth]) -> str:
+    if callable(rule):
+        return (inspect.getdoc(rule) or getattr(rule, "__name__", "callable rule")).strip()
+    return rule
+
+
+def _check_rule(rule: Any, what: str) -> None:
+    """Refuse a malformed rule or control at decoration time (a typo fails on import)."""
+    if isinstance(rule, str):
+        _parse_rule(rule)
+    elif isinstance(rule, Mapping):
+        if not rule:
+            raise RuleError(f"a per-scale {what} mapping must not be empty")
+        for key, expr in rule.items():
+            Scale.parse(key)
+            if not isinstance(expr, str):
+                raise RuleError(f"per-scale {what}s must be strings; {key!r} -> {expr!r}")
+            _parse_rule(expr)
+    elif not callable(rule):
+        raise TypeError(f"{what} must be an expression string, a scale->expression mapping or "
+                        f"a callable, got {type(rule)}")
 
 
 @dataclass(frozen=True)
@@ -504,6 +627,8 @@ class Claim:
     module: str
     resources: Mapping[str, Any] = field(default_factory=dict)
     scales: tuple[str, ...] = tuple(s.value for s in Scale)
+    control: Rule | None = None
+    against: str = ""
 
     def runs_at(self, scale: Scale | str) -> bool:
         """Whether the claim is run at ``scale`` (``scales=`` of the decorator)."""
@@ -511,23 +636,44 @@ class Claim:
 
     def rule_for(self, scale: Scale | str) -> str | Callable[[Mapping[str, float]], bool]:
         """The rule that applies at ``scale`` (a per-scale mapping falls back small -> smoke)."""
-        scale = Scale.parse(scale)
-        if isinstance(self.rule, Mapping):
-            for candidate in (scale.value, "small", "smoke"):
-                if candidate in self.rule:
-                    return self.rule[candidate]
-            raise RuleError(f"claim {self.name!r} has no rule for scale {scale.value!r}")
-        return self.rule
-
-    def rule_text(self, scale: Scale | str) -> str:
-        rule = self.rule_for(scale)
-        if callable(rule):
-            return (inspect.getdoc(rule) or getattr(rule, "__name__", "callable rule")).strip()
+        rule = _at_scale(self.rule, scale)
+        if rule is None:
+            raise RuleError(f"claim {self.name!r} has no rule for scale {Scale.parse(scale).value!r}")
         return rule
 
+    def control_for(self, scale: Scale | str) -> str | Callable[..., Truth] | None:
+        """The control that applies at ``scale`` (None: the claim declares none there)."""
+        return None if self.control is None else _at_scale(self.control, scale)
+
+    def rule_text(self, scale: Scale | str) -> str:
+        return _rule_text(self.rule_for(scale))
+
+    def control_text(self, scale: Scale | str) -> str:
+        control = self.control_for(scale)
+        return "" if control is None else _rule_text(control)
+
+    def judge(self, metrics: Mapping[str, Metric], scale: Scale | str) -> Judgement:
+        """The verdict with its reason, computed from the metrics by the rule and the control.
+
+        The control is read first: false or unknown, the test bed cannot tell, and the verdict
+        is *inconclusive* whatever the rule says (the rule's own verdict is named in the
+        reason). Otherwise the rule decides; a metric it reads that is not finite, or an
+        interval across its boundary, gives *inconclusive* with that reason."""
+        truth, why = assess_rule(self.rule_for(scale), metrics)
+        control = self.control_for(scale)
+        if control is not None:
+            ctruth, cwhy = assess_rule(control, metrics)
+            if ctruth is not True:
+                state = "is false" if ctruth is False else f"is unknown ({cwhy})"
+                return Judgement(INCONCLUSIVE, f"the test bed cannot tell: control "
+                                               f"`{self.control_text(scale)}` {state}; the rule "
+                                               f"alone: {verdict_of(truth)}")
+        return Judgement(verdict_of(truth), why)
+
     def verdict(self, metrics: Mapping[str, Metric], scale: Scale | str) -> str:
-        """``holds`` / ``fails`` / ``inconclusive``, computed from the metrics by the rule."""
-        return verdict_of(evaluate_rule(self.rule_for(scale), metrics))
+        """``holds`` / ``fails`` / ``inconclusive``, computed from the metrics by the rule (and
+        the control, see :meth:`judge`)."""
+        return self.judge(metrics, scale).verdict
 
     def resources_for(self, scale: Scale | str) -> dict[str, float]:
         """What one run at ``scale`` asks of a machine: ``{"cpus": int, "gpus": float}``."""
@@ -591,9 +737,15 @@ def claim(
     name: str | None = None,
     resources: Mapping[str, Any] | None = None,
     scales: Sequence[str] | None = None,
+    control: Rule | None = None,
+    against: str | None = None,
 ) -> Callable[[Callable[..., Measurement]], Claim]:
     """Declare a claim. ``rule`` judges the metrics; ``paper`` (text) and ``paper_numbers``
     (metric name -> the paper's value for the comparable setting) are shown beside ours.
+    ``control`` (same forms as ``rule``) states what the test bed must show for the verdict to
+    mean anything, e.g. ``"null_gain <= 0"`` for a null arm measured in the same run: false or
+    unknown gives *inconclusive*, "the test bed cannot tell". ``against`` says in words what
+    the claim compares against (a literal string: the baseline, the null arm, the closed form).
     ``resources`` says what one run needs: ``{"cpus": 2, "gpus": {"full": 1}}`` (a number, or
     a scale -> number mapping); ``--jobs`` and the Ray executor respect it. Default: 1 CPU.
     ``scales`` (a literal tuple such as ``("small", "full")``) names the scales the claim runs
@@ -602,19 +754,11 @@ def claim(
 
     String rules are parsed at decoration time so a typo fails on import, not after a run.
     """
-    if isinstance(rule, str):
-        _parse_rule(rule)
-    elif isinstance(rule, Mapping):
-        if not rule:
-            raise RuleError("a per-scale rule mapping must not be empty")
-        for key, expr in rule.items():
-            Scale.parse(key)
-            if not isinstance(expr, str):
-                raise RuleError(f"per-scale rules must be strings; {key!r} -> {expr!r}")
-            _parse_rule(expr)
-    elif not callable(rule):
-        raise TypeError("rule must be an expression string, a scale->expression mapping or a "
-                        f"callable, got {type(rule)}")
+    _check_rule(rule, "rule")
+    if control is not None:
+        _check_rule(control, "control")
+    if against is not None and (not isinstance(against, str) or not against.strip()):
+        raise ValueError(f"against must say what the claim compares against, got {against!r}")
     if not isinstance(paper, str) or not paper.strip():
         raise ValueError("paper must say what the paper reports for the comparable setting")
     numbers = {str(k): float(v) for k, v in (paper_numbers or {}).items()}
@@ -645,6 +789,8 @@ def claim(
             module=fn.__module__,
             resources=wanted,
             scales=runs_at,
+            control=control,
+            against=(against or "").strip(),
         )
 
     return decorate

@@ -58,26 +58,49 @@ def _open_store(path: Path | None, *, create: bool) -> ResultStore | None:
         raise _usage_error(str(exc)) from None
 
 
-def _latest_by_paper(store: ResultStore | None) -> dict[str, list]:
-    by_paper: dict[str, list] = {}
-    if store is not None:
-        for rec in store.latest():
-            by_paper.setdefault(rec.paper, []).append(rec)
-    return by_paper
+def _headlines(store: ResultStore | None, papers: list[registry.Paper]) -> dict:
+    """(slug, claim) -> Headline from the reference results and the user's store."""
+    from iclr24 import published
+    from iclr24.headline import headlines
+
+    local = store.records(figures=False) if store is not None else []
+    try:
+        reference = published.load(papers=[p.slug for p in papers])
+    except published.ResultsFormatError as exc:
+        raise _usage_error(str(exc)) from None
+    return headlines(papers, local, reference)
+
+
+HEADLINE_STYLE = {**VERDICT_STYLE, "not measured": "dim"}
+
+
+def _headline_markup(h) -> str:
+    style = "dim" if h.stale else HEADLINE_STYLE[h.verdict]
+    return f"[{style}]{h.label}[/]"
+
+
+def _smoke_counts(heads) -> str:
+    """'3/3 ran' (with errors named) for the smoke checks of some claims."""
+    ran = sum(h.smoke_status == "ran" for h in heads)
+    errors = sum(h.smoke_status == "error" for h in heads)
+    text = f"{ran}/{len(heads)} ran" if heads else ""
+    return text + (f", [red]{errors} error[/]" if errors else "")
 
 
 @app.command("list")
 def list_papers(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
-    """List all 57 papers with their status, claims and latest verdicts."""
-    latest = _latest_by_paper(_open_store(store, create=False))
+    """List all 57 papers with their status and each claim's headline verdict (its
+    largest-scale current result) beside the smoke check on this machine."""
+    from iclr24.headline import summary_line
+
     papers = registry.papers()
+    heads = _headlines(_open_store(store, create=False), papers)
     if as_json:
         doc = {"papers": [
             {"slug": p.slug, "title": p.title, "area": p.area, "status": p.status,
              "claims": list(p.claim_names),
-             "latest": [{"claim": r.claim, "scale": r.scale, "verdict": r.verdict}
-                        for r in latest.get(p.slug, [])]}
-            for p in papers]}
+             "results": [heads[(p.slug, n)].to_json() for n in p.claim_names]}
+            for p in papers], "summary": summary_line(heads)}
         typer.echo(json.dumps(doc, indent=2))
         return
     table = Table(title=f"iclr24: {sum(p.implemented for p in papers)} of {len(papers)} "
@@ -85,16 +108,16 @@ def list_papers(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     table.add_column("slug", no_wrap=True)
     table.add_column("title", overflow="fold", ratio=3)
     table.add_column("area", overflow="fold", ratio=1)
-    table.add_column("status", no_wrap=True)
-    table.add_column("claims", justify="right")
-    table.add_column("latest verdicts", overflow="fold", ratio=2)
+    table.add_column("claims: headline verdict", overflow="fold", ratio=3)
+    table.add_column("smoke here", overflow="fold", ratio=1)
     for p in papers:
-        verdicts = " ".join(f"[{VERDICT_STYLE[r.verdict]}]{r.claim}@{r.scale}:{r.verdict}[/]"
-                            for r in latest.get(p.slug, []))
-        status = "[green]implemented[/]" if p.implemented else "[dim]planned[/]"
-        table.add_row(p.slug, p.title, p.area, status, str(len(p.claim_names) or ""),
-                      verdicts)
+        mine = [heads[(p.slug, n)] for n in p.claim_names]
+        verdicts = "; ".join(f"{h.claim}: {_headline_markup(h)}" for h in mine)
+        table.add_row(p.slug, p.title, p.area,
+                      verdicts if p.implemented else "[dim]planned[/]", _smoke_counts(mine))
     out.print(table)
+    out.print(f"Headline: each claim's largest-scale current result; {summary_line(heads)}. "
+              "Smoke only checks that a claim runs here.", highlight=False, soft_wrap=True)
 
 
 def _get_paper(slug: str) -> registry.Paper:
@@ -107,15 +130,27 @@ def _get_paper(slug: str) -> registry.Paper:
 @app.command()
 def show(slug: Annotated[str, typer.Argument(help="Paper slug (see `iclr24 list`).")],
          store: StoreOpt = None, as_json: JsonOpt = False) -> None:
-    """Show what a paper is, its public API, and its claims with the latest results."""
+    """Show what a paper is, its public API, and each claim's headline result (its
+    largest-scale current result, reference or yours) beside the paper's numbers."""
     paper = _get_paper(slug)
-    records = _latest_by_paper(_open_store(store, create=False)).get(slug, [])
+    result_store = _open_store(store, create=False)
+    heads = _headlines(result_store, [paper])
+    mine = [heads[(slug, n)] for n in paper.claim_names]
     if as_json:
+        results = []
+        for h in mine:
+            doc = h.to_json()
+            doc["headline"]["metrics"] = h.record.to_json()["metrics"] if h.record else {}
+            doc["headline"]["rule"] = h.record.rule if h.record else None
+            doc["headline"]["control"] = h.record.control if h.record else None
+            results.append(doc)
+        local = result_store.latest(paper=slug) if result_store is not None else []
         doc = {"slug": paper.slug, "title": paper.title, "area": paper.area,
                "status": paper.status, "arxiv": paper.arxiv, "openreview": paper.openreview,
                "official_repo": paper.official_repo, "authors": list(paper.authors),
                "summary": paper.summary, "url": paper.url, "public_api": paper.public_api(),
-               "claims": list(paper.claim_names), "latest": [r.to_json() for r in records]}
+               "claims": list(paper.claim_names), "results": results,
+               "local_runs": [r.to_json() for r in local]}
         typer.echo(json.dumps(doc, indent=2))
         return
     out.print(f"[bold]{paper.title}[/]  ({paper.slug}, {paper.area})")
@@ -134,19 +169,24 @@ def show(slug: Annotated[str, typer.Argument(help="Paper slug (see `iclr24 list`
     if api:
         out.print(f"\n[bold]Public API[/] (from iclr24.papers.{slug} import ...): "
                   + ", ".join(api), highlight=False)
-    table = Table(title="Claims (latest result per scale)")
-    for col in ("claim", "scale", "verdict", "ours", "paper", "rule"):
+    table = Table(title="Claims: headline result (largest-scale current; smoke only checks "
+                        "that the claim runs here)")
+    for col in ("claim", "headline", "why / when", "ours", "paper", "rule", "smoke here"):
         table.add_column(col, overflow="fold")
-    shown = set()
-    for rec in records:
-        shown.add(rec.claim)
+    for h in mine:
+        rec = h.record
+        smoke = "" if h.smoke is None else f"{h.smoke_status} {h.smoke.duration_s:.1f}s"
+        if rec is None:
+            table.add_row(h.claim, _headline_markup(h), "", "", "", "", smoke)
+            continue
         ours = ", ".join(f"{k}={_fmt(v)}" for k, v in rec.metrics.items())
         theirs = ", ".join(f"{k}={_fmt(v)}" for k, v in rec.paper_reference["numbers"].items())
-        table.add_row(rec.claim, rec.scale, f"[{VERDICT_STYLE[rec.verdict]}]{rec.verdict}[/]",
-                      ours, theirs or rec.paper_reference["text"], rec.rule)
-    for name in paper.claim_names:
-        if name not in shown:
-            table.add_row(name, "", "[dim]not run[/]", "", "", "")
+        when = ((rec.reason + "; ") if rec.reason else "") + rec.started_at[:10] + (
+            f", code changed since (ran on {rec.git_commit[:12] or 'an unknown commit'})"
+            if h.stale else "")
+        rule = rec.rule + (f"; control: {rec.control}" if rec.control else "")
+        table.add_row(h.claim, _headline_markup(h), when, ours,
+                      theirs or rec.paper_reference["text"], rule, smoke)
     out.print(table)
 
 
@@ -228,11 +268,17 @@ def run(
         "--address", help="Ray cluster address for --executor ray (e.g. ray://head:10001, "
                           "or `auto`); default: start a local Ray instance.")] = None,
     store: StoreOpt = None,
+    publish: Annotated[bool, typer.Option(
+        "--publish", help="Write the results (small or full) into the repository's reference "
+                          "results, replacing those of the same claims and scale.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run paper claims; every result is stored; exit 1 if any claim errored."""
     from iclr24.runner import run_claims
 
+    if publish and scale is Scale.SMOKE:
+        raise _usage_error("--publish takes small or full results; smoke is a plumbing check, "
+                           "not evidence")
     if executor not in ("local", "ray"):
         raise _usage_error(f"--executor must be 'local' or 'ray', got {executor!r}")
     if address is not None and executor != "ray":
@@ -245,16 +291,28 @@ def run(
                              executor=executor, address=address)
     except RuntimeError as exc:  # the Ray extra is missing or the cluster is unreachable
         raise _usage_error(str(exc)) from None
+    papers = list({id(p): p for p, _ in tasks}.values())
+    heads = _headlines(result_store, papers)
     if as_json:
+        from iclr24.headline import summary_line
+
         typer.echo(json.dumps({"results": [_result_json(r) for r in outcome.records],
                                "counts": _counts(outcome.records),
+                               "reference": summary_line(heads),
                                "interrupted": outcome.interrupted}, indent=2))
     else:
-        _print_summary(outcome.records)
+        _print_summary(outcome.records, scale, heads)
         _print_slowest(outcome.slowest(5))
         if scale is Scale.SMOKE:
             _print_budget(outcome.records)
         err.print(f"stored in {result_store.path}", highlight=False)
+    if publish and not outcome.interrupted:
+        done = [r for r in outcome.records if r.verdict != "error"]
+        skipped = [f"{r.paper}.{r.claim}" for r in outcome.records if r.verdict == "error"]
+        if skipped:
+            err.print(f"[red]not published (the run raised):[/] {', '.join(skipped)}",
+                      highlight=False)
+        _publish(done)
     if outcome.interrupted:
         err.print("[yellow]interrupted: finished claims were stored[/]")
         raise typer.Exit(130)
@@ -265,9 +323,10 @@ def run(
 def _result_json(rec) -> dict:
     doc = rec.to_json()
     return {"paper": doc["paper"], "claim": doc["claim"], "scale": doc["scale"],
-            "seed": doc["seed"], "verdict": doc["verdict"], "metrics": doc["metrics"],
-            "rule": doc["rule"], "paper_reference": doc["paper_reference"],
-            "duration_s": doc["duration_s"], "cpu_s": doc["cpu_s"], "error": doc["error"]}
+            "seed": doc["seed"], "verdict": doc["verdict"], "reason": doc["reason"],
+            "metrics": doc["metrics"], "rule": doc["rule"], "control": doc["control"],
+            "paper_reference": doc["paper_reference"], "duration_s": doc["duration_s"],
+            "cpu_s": doc["cpu_s"], "code_hash": doc["code_hash"], "error": doc["error"]}
 
 
 def _counts(records: list) -> dict[str, int]:
@@ -286,26 +345,124 @@ def _key_metrics(rec) -> str:
     return ", ".join(parts)
 
 
-def _print_summary(records: list) -> None:
-    """One line per claim (fits 80 columns): paper.claim, verdict, the rule's numbers, time."""
+def _print_summary(records: list, scale: Scale, heads: dict) -> None:
+    """One line per claim (fits 80 columns): paper.claim, what happened, the rule's numbers,
+    time; then the reference verdicts of the papers run.
+
+    At smoke a claim *ran* or raised: its rule's verdict at a one-seed plumbing size is not
+    evidence and is not shown as one (``iclr24 show`` has the numbers)."""
+    from iclr24.headline import summary_line
+
     counts = _counts(records)
-    out.print("Results: " + " · ".join(f"[{VERDICT_STYLE[v]}]{n} {v}[/]"
-                                       for v, n in counts.items()), highlight=False)
+    if scale is Scale.SMOKE:
+        ran = len(records) - counts["error"]
+        out.print(f"{ran}/{len(records)} claims ran at smoke here"
+                  + (f" ([red]{counts['error']} error[/])" if counts["error"] else ""),
+                  highlight=False)
+    else:
+        out.print(f"Results at {scale.value}: " + " · ".join(
+            f"[{VERDICT_STYLE[v]}]{n} {v}[/]" for v, n in counts.items()), highlight=False)
     width = max(40, min(out.width, 100))
     for rec in records:
         name = f"{rec.paper}.{rec.claim}"
         measured = _key_metrics(rec)
+        word = rec.verdict if scale is not Scale.SMOKE or rec.verdict == "error" else "ran"
         if rec.verdict == "error":
             measured = rec.error.strip().splitlines()[-1] if rec.error else ""
-        head = f"{name} {rec.verdict}"
+        elif rec.verdict == "inconclusive" and scale is not Scale.SMOKE:
+            measured = f"{rec.reason}; {measured}"
+        head = f"{name} {word}"
         tail = f" {rec.duration_s:.1f}s"
         room = width - len(head) - len(tail) - 2
         if len(measured) > room:
             measured = measured[:max(0, room - 1)] + "…"
-        style = VERDICT_STYLE[rec.verdict]
-        out.print(f"{name} [{style}]{rec.verdict}[/] {measured}{tail}", highlight=False,
+        style = VERDICT_STYLE.get(word, "default")
+        out.print(f"{name} [{style}]{word}[/] {measured}{tail}", highlight=False,
                   markup=True, soft_wrap=True)
+    out.print(f"{len(heads)} claims of the papers run: {summary_line(heads)}",
+              highlight=False, soft_wrap=True)
     out.print("(all metrics: iclr24 show SLUG; the report: iclr24 report)", style="dim")
+
+
+def _publish(records: list) -> None:
+    """Write records as reference results (exit 2 with the reason if one must not be), then
+    refresh the README's paper table when publishing into this checkout's own results."""
+    from iclr24 import published
+    from iclr24.provenance import code_hash
+
+    papers = {p.slug: p for p in registry.papers()}
+    slugs = sorted({r.paper for r in records})
+    try:
+        paths = published.publish(records, {s: code_hash(papers[s].package_dir) for s in slugs},
+                                  {s: list(papers[s].claim_names) for s in slugs})
+    except (published.PublishError, published.ResultsFormatError) as exc:
+        raise _usage_error(f"nothing published: {exc}") from None
+    for rec in records:
+        out.print(f"published {rec.paper}.{rec.claim} at {rec.scale}: {rec.verdict}",
+                  highlight=False)
+    for path in paths:
+        out.print(f"wrote {path}", highlight=False)
+    readme = _refresh_readme()
+    if readme is not None:
+        out.print(f"updated the paper table of {readme}", highlight=False)
+
+
+def _refresh_readme(path: Path | None = None) -> Path | None:
+    """Rewrite the README's paper table from the reference results (only for a checkout
+    publishing into its own results folder, or for an explicit ``path``)."""
+    from iclr24 import published
+    from iclr24.report.readme import readme_path, update_readme
+
+    if path is None:
+        if published.results_dir() != published.DEFAULT_DIR:
+            return None
+        path = readme_path()
+        if path is None:
+            return None
+    try:
+        update_readme(path)
+    except (OSError, ValueError, published.ResultsFormatError) as exc:
+        raise _usage_error(f"cannot update {str(path)!r}: {exc}") from None
+    return path
+
+
+@app.command("publish")
+def publish_command(
+    slugs: Annotated[list[str], typer.Argument(help="Paper slugs, or `all`.")],
+    scale: Annotated[Scale, typer.Option("--scale", help="small or full.")] = Scale.SMALL,
+    claim: Annotated[list[str] | None, typer.Option(
+        "--claim", help="Only this claim (repeatable).")] = None,
+    store: StoreOpt = None,
+) -> None:
+    """Publish the newest stored result of each selected claim at SCALE as the repository's
+    reference result (refused for smoke, errors, and results whose code changed since)."""
+    if scale is Scale.SMOKE:
+        raise _usage_error("smoke is a plumbing check, not evidence; publish small or full")
+    tasks = _plan(slugs, claim or [], scale)
+    result_store = _open_store(store, create=False)
+    newest = {(r.paper, r.claim): r for r in (result_store.records(scale=scale.value)
+                                             if result_store is not None else [])}
+    missing = [f"{p.slug}.{n}" for p, n in tasks if (p.slug, n) not in newest]
+    if missing:
+        raise _usage_error(f"no {scale.value} result in the store for: {', '.join(missing)}; "
+                           f"run them first (iclr24 run SLUG --scale {scale.value})")
+    _publish([newest[(p.slug, n)] for p, n in tasks])
+
+
+@app.command("readme")
+def readme_command(
+    path: Annotated[Path | None, typer.Option("--path", help="The README to update "
+                                              "[default: this checkout's README.md].")] = None,
+) -> None:
+    """Rewrite the README's paper table from the reference results (headline per claim)."""
+    from iclr24.report.readme import readme_path
+
+    target = path or readme_path()
+    if target is None:
+        raise _usage_error("no README.md with the paper table's markers next to this "
+                           "checkout; pass --path")
+    _refresh_readme(target)
+    out.print(f"updated the paper table of {target}", highlight=False)
 
 
 SMOKE_CLAIM_WALL_S = 30.0
@@ -383,12 +540,17 @@ def report(
     store: StoreOpt = None,
 ) -> None:
     """Write the report site (index.html, papers/, figures/) and report.md from the store."""
+    from iclr24 import published
     from iclr24.report import write_report
 
     result_store = _open_store(store, create=False)
     records = result_store.records() if result_store is not None else []
     try:
-        paths = write_report(records, out_dir)
+        reference = published.load(figures=True)
+    except published.ResultsFormatError as exc:
+        raise _usage_error(str(exc)) from None
+    try:
+        paths = write_report(records, out_dir, reference)
     except OSError as exc:
         raise _usage_error(f"cannot write the report to {str(out_dir)!r}: "
                            f"{exc.strerror or exc}") from None

@@ -72,6 +72,7 @@ class Paper:
     claim_docs: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     claim_scales: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False,
                                                      hash=False)
+    claim_against: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def runs_at(self, claim: str, scale: str) -> bool:
         """Whether ``claim`` runs at ``scale`` (the decorator's literal ``scales=``; every scale
@@ -141,29 +142,30 @@ class Paper:
         return sorted(found, key=lambda c: c.fn.__code__.co_firstlineno)
 
 
-_SOURCE_CACHE = "registry-claims-v1.json"
+_SOURCE_CACHE = "registry-claims-v2.json"
 
 
 def _claims_from_source(path: Path) -> tuple[tuple[str, ...], dict[str, dict], dict[str, str],
-                                             dict[str, tuple[str, ...]]]:
-    """Names of the ``@claim``-decorated functions in a claims.py, the literal ``resources=``
-    and ``scales=`` each declares, and each one's docstring, by static reading.
+                                             dict[str, tuple[str, ...]], dict[str, str]]:
+    """Names of the ``@claim``-decorated functions in a claims.py, the literal ``resources=``,
+    ``scales=`` and ``against=`` each declares, and each one's docstring, by static reading.
 
     Parsing every claims.py takes most of ``iclr24 list``'s time, so the result is kept in a
     small JSON file under the cache root, keyed by each file's path, size and mtime (any edit
     re-reads the file); a missing or unreadable cache just means parsing."""
     if not path.is_file():
-        return (), {}, {}, {}
+        return (), {}, {}, {}, {}
     stat = path.stat()
     stamp = [stat.st_size, stat.st_mtime_ns]
     entries = _source_cache()
     hit = entries.get(str(path))
     if hit is not None and hit[0] == stamp:
-        names, resources, docs, scales = hit[1]
-        return (tuple(names), resources, docs, {k: tuple(v) for k, v in scales.items()})
+        names, resources, docs, scales, against = hit[1]
+        return (tuple(names), resources, docs, {k: tuple(v) for k, v in scales.items()},
+                against)
     found = _parse_claims(path)
     entries[str(path)] = [stamp, [list(found[0]), found[1], found[2],
-                                  {k: list(v) for k, v in found[3].items()}]]
+                                  {k: list(v) for k, v in found[3].items()}, found[4]]]
     _save_source_cache(entries)
     return found
 
@@ -195,8 +197,8 @@ def _save_source_cache(entries: dict) -> None:
 
 
 def _parse_claims(path: Path) -> tuple[tuple[str, ...], dict[str, dict], dict[str, str],
-                                       dict[str, tuple[str, ...]]]:
-    names, resources, docs, scales = [], {}, {}, {}
+                                       dict[str, tuple[str, ...]], dict[str, str]]:
+    names, resources, docs, scales, against = [], {}, {}, {}, {}
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if not isinstance(node, ast.FunctionDef):
             continue
@@ -219,7 +221,12 @@ def _parse_claims(path: Path) -> tuple[tuple[str, ...], dict[str, dict], dict[st
             if "scales" in keywords:  # must be a literal: the runner plans without importing
                 scales[name] = tuple(str(s).lower()
                                      for s in ast.literal_eval(keywords["scales"]))
-    return tuple(names), resources, docs, scales
+            if "against" in keywords:
+                try:
+                    against[name] = str(ast.literal_eval(keywords["against"]))
+                except ValueError:
+                    against[name] = ""  # not a literal: shown as undeclared
+    return tuple(names), resources, docs, scales, against
 
 
 @cache
@@ -234,7 +241,8 @@ def papers() -> list[Paper]:
     out = []
     for entry in _catalog_entries(CATALOG_PATH):
         slug = entry["slug"]
-        names, resources, docs, scales = _claims_from_source(PAPERS_DIR / slug / "claims.py")
+        names, resources, docs, scales, against = _claims_from_source(
+            PAPERS_DIR / slug / "claims.py")
         out.append(Paper(
             slug=slug,
             title=entry["title"],
@@ -250,6 +258,7 @@ def papers() -> list[Paper]:
             claim_resources=resources,
             claim_docs=docs,
             claim_scales=scales,
+            claim_against=against,
         ))
     return out
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cache
 from importlib import metadata
+from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -29,6 +30,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from iclr24 import __version__
 from iclr24.claims import Claim, Measurement, Scale
 from iclr24.executors import ClaimTask, LocalPool, RayExecutor, RegistryLocation, execute
+from iclr24.provenance import code_hash, machine
 from iclr24.registry import Paper
 from iclr24.store import Record, ResultStore
 
@@ -53,9 +55,10 @@ def seed_everything(seed: int) -> None:
 
 @cache
 def environment() -> dict[str, str]:
-    """Versions that matter for reproducing a number (read without importing the packages)."""
+    """Versions that matter for reproducing a number (read without importing the packages),
+    and the machine (CPU model, cores, memory, GPU)."""
     env = {"python": platform.python_version(), "platform": platform.platform(),
-           "cpus": str(os.cpu_count())}
+           "cpus": str(os.cpu_count()), **machine()}
     for dist in ("numpy", "torch", "jax", "scipy", "scikit-learn", "pot", "torch-geometric"):
         try:
             env[dist] = metadata.version(dist)
@@ -119,9 +122,11 @@ def run_one(paper: Paper, claim: Claim, scale: Scale | str, seed: int,
     reference = {"text": claim.paper, "numbers": dict(claim.paper_numbers)}
     base = dict(paper=paper.slug, claim=claim.name, scale=scale.value, seed=seed,
                 paper_reference=reference, started_at=started, package_version=__version__,
-                git_commit=git_commit(), environment=environment())
+                git_commit=git_commit(), environment=environment(),
+                code_hash=_code_hash_of(claim))  # before the run: the code that ran
     try:
         rule_text = claim.rule_text(scale)
+        base["control"] = claim.control_text(scale)
     except Exception as exc:  # a claim without a rule for this scale is the claim's error
         return Record(verdict="error", metrics={}, rule="", duration_s=0.0, error=str(exc), **base)
     seed_everything(seed)
@@ -130,7 +135,7 @@ def run_one(paper: Paper, claim: Claim, scale: Scale | str, seed: int,
         measurement: Measurement = claim(scale, seed, progress=progress)
         _reap_worker_pools()
         duration, cpu = time.perf_counter() - t0, cpu_seconds() - c0
-        verdict = claim.verdict(measurement.metrics, scale)
+        judgement = claim.judge(measurement.metrics, scale)
         png = figure_to_png(measurement.figure)
     except KeyboardInterrupt:
         raise
@@ -141,9 +146,17 @@ def run_one(paper: Paper, claim: Claim, scale: Scale | str, seed: int,
                       error=traceback.format_exc(), **base)
     finally:
         _close_figures()
-    return Record(verdict=verdict, metrics=dict(measurement.metrics), rule=rule_text,
+    return Record(verdict=judgement.verdict, reason=judgement.reason,
+                  metrics=dict(measurement.metrics), rule=rule_text,
                   duration_s=duration, cpu_s=cpu, tables=_plain_tables(measurement.tables),
                   notes=measurement.notes, figure_png=png, **base)
+
+
+def _code_hash_of(claim: Claim) -> str:
+    """The content hash of the package the claim's module lives in (and what it imports)."""
+    module = sys.modules.get(claim.module)
+    path = getattr(module, "__file__", None)
+    return code_hash(Path(path).parent) if path else ""
 
 
 def cpu_seconds() -> float:

@@ -14,6 +14,10 @@ Schema history:
    method}) beside ``metrics`` (which keeps each estimate's point value, so plain SQL still reads
    one number per metric); ``cpu_s``, the CPU seconds the claim's process and the child
    processes it waited for used (NULL for rows migrated from version 1).
+3. ``reason`` (why a verdict is what it is; never empty for *inconclusive*), ``control`` (the
+   claim's test-bed control at that scale, '' when none) and ``code_hash`` (the content hash of
+   the code the result depends on, :func:`iclr24.provenance.code_hash`; '' for rows migrated
+   from older versions, which therefore read as stale).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from typing import Any
 
 from iclr24.claims import Estimate
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DEFAULT_PATH = Path("runs") / "results.sqlite"
 ENV_VAR = "ICLR24_STORE"
 
@@ -59,7 +63,10 @@ CREATE TABLE {name} (
     started_at      TEXT NOT NULL,          -- ISO 8601, UTC
     package_version TEXT NOT NULL,
     git_commit      TEXT NOT NULL,
-    environment     TEXT NOT NULL           -- JSON {{"python": ..., "torch": ..., ...}}
+    environment     TEXT NOT NULL,          -- JSON {{"python": ..., "torch": ..., ...}}
+    reason          TEXT NOT NULL DEFAULT '',
+    control         TEXT NOT NULL DEFAULT '',
+    code_hash       TEXT NOT NULL DEFAULT ''
 )"""
 _INDEX = "CREATE INDEX IF NOT EXISTS results_by_claim ON results (paper, claim, scale, id)"
 _V1_COLUMNS = ("id, paper, claim, scale, seed, verdict, metrics, rule, paper_reference, tables, "
@@ -93,7 +100,11 @@ class Record:
     git_commit: str = ""
     environment: dict[str, str] = field(default_factory=dict)
     cpu_s: float | None = None
+    reason: str = ""
+    control: str = ""
+    code_hash: str = ""
     id: int | None = None
+    source: str = "local"  # "local": this store; "reference": the repository's results folder
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -107,8 +118,10 @@ class Record:
             "scale": self.scale,
             "seed": self.seed,
             "verdict": self.verdict,
+            "reason": self.reason,
             "metrics": {k: _metric_json(v) for k, v in self.metrics.items()},
             "rule": self.rule,
+            "control": self.control,
             "paper_reference": self.paper_reference,
             "duration_s": round(self.duration_s, 3),
             "cpu_s": None if self.cpu_s is None else round(self.cpu_s, 3),
@@ -119,6 +132,8 @@ class Record:
             "git_commit": self.git_commit,
             "package_version": self.package_version,
             "environment": self.environment,
+            "code_hash": self.code_hash,
+            "source": self.source,
         }
 
 
@@ -138,21 +153,24 @@ def _point(value: float | Estimate) -> float:
     return value.value if isinstance(value, Estimate) else value
 
 
-def _dumps(obj: Any) -> str:
-    def clean(x: Any) -> Any:
-        if isinstance(x, float) and not math.isfinite(x):
-            return None
-        if isinstance(x, Mapping):
-            return {str(k): clean(v) for k, v in x.items()}
-        if isinstance(x, (list, tuple)):
-            return [clean(v) for v in x]
-        if isinstance(x, (str, int, float, bool)) or x is None:
-            return x
-        if hasattr(x, "item"):  # numpy / torch scalars
-            return clean(x.item())
-        return str(x)
+def json_safe(x: Any) -> Any:
+    """``x`` as plain JSON values: NaN/inf -> None, numpy/torch scalars -> numbers, tuples ->
+    lists, anything else -> its string."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, Mapping):
+        return {str(k): json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_safe(v) for v in x]
+    if isinstance(x, (str, int, float, bool)) or x is None:
+        return x
+    if hasattr(x, "item"):  # numpy / torch scalars
+        return json_safe(x.item())
+    return str(x)
 
-    return json.dumps(clean(obj), allow_nan=False)  # keeps the order the claim measured in
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(json_safe(obj), allow_nan=False)  # keeps the order the claim measured in
 
 
 def default_path() -> Path:
@@ -202,9 +220,10 @@ class ResultStore:
     def _migrate(self, conn: sqlite3.Connection) -> None:
         """Create the schema, or upgrade an older one in place (one transaction, every row kept).
 
-        Version 1 -> 2 rebuilds the table, because SQLite cannot widen a CHECK constraint: the
-        new table is filled from the old one, the old one dropped and the new one renamed, all
+        Version 1 rebuilds the table, because SQLite cannot widen a CHECK constraint: the new
+        table is filled from the old one, the old one dropped and the new one renamed, all
         inside the same transaction, so an interruption leaves the version-1 store untouched.
+        Version 2 gains three columns with defaults (``ALTER TABLE ... ADD COLUMN``).
         """
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
@@ -220,11 +239,15 @@ class ResultStore:
             if version < SCHEMA_VERSION and not has_table:
                 conn.execute(_TABLE.format(name="results"))
             elif version == 1:
-                conn.execute(_TABLE.format(name="results_v2"))
-                conn.execute(f"INSERT INTO results_v2 ({_V1_COLUMNS}) "
+                conn.execute(_TABLE.format(name="results_v3"))
+                conn.execute(f"INSERT INTO results_v3 ({_V1_COLUMNS}) "
                              f"SELECT {_V1_COLUMNS} FROM results")
                 conn.execute("DROP TABLE results")
-                conn.execute("ALTER TABLE results_v2 RENAME TO results")
+                conn.execute("ALTER TABLE results_v3 RENAME TO results")
+            elif version == 2:  # new columns with defaults: SQLite adds them in place
+                for column in ("reason", "control", "code_hash"):
+                    conn.execute(f"ALTER TABLE results ADD COLUMN {column} TEXT NOT NULL "
+                                 "DEFAULT ''")
             if version < SCHEMA_VERSION:
                 conn.execute(_INDEX)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -244,6 +267,7 @@ class ResultStore:
             record.error, record.figure_png, float(record.duration_s),
             None if record.cpu_s is None else float(record.cpu_s), record.started_at,
             record.package_version, record.git_commit, _dumps(record.environment),
+            record.reason, record.control, record.code_hash,
         )
         with self._connect() as conn:
             conn.execute("BEGIN IMMEDIATE")
@@ -251,8 +275,9 @@ class ResultStore:
                 cur = conn.execute(
                     "INSERT INTO results (paper, claim, scale, seed, verdict, metrics, estimates, "
                     "rule, paper_reference, tables, notes, error, figure_png, duration_s, cpu_s, "
-                    "started_at, package_version, git_commit, environment) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                    "started_at, package_version, git_commit, environment, reason, control, "
+                    "code_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                    "?, ?, ?)", row)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -261,14 +286,15 @@ class ResultStore:
             return record.id
 
     def records(self, paper: str | None = None, claim: str | None = None,
-                scale: str | None = None) -> list[Record]:
-        """All records (oldest first), optionally filtered."""
+                scale: str | None = None, *, figures: bool = True) -> list[Record]:
+        """All records (oldest first), optionally filtered; ``figures=False`` leaves the PNG
+        bytes unread (listings)."""
         where, args = [], []
         for column, value in (("paper", paper), ("claim", claim), ("scale", scale)):
             if value is not None:
                 where.append(f"{column} = ?")
                 args.append(value)
-        sql = "SELECT * FROM results"
+        sql = "SELECT *" + ("" if figures else ", NULL AS figure_png") + " FROM results"
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY id"
@@ -302,5 +328,6 @@ def _record_from_row(row: sqlite3.Row) -> Record:
         notes=row["notes"], error=row["error"], figure_png=row["figure_png"],
         duration_s=row["duration_s"], cpu_s=row["cpu_s"], started_at=row["started_at"],
         package_version=row["package_version"], git_commit=row["git_commit"],
-        environment=json.loads(row["environment"]),
+        environment=json.loads(row["environment"]), reason=row["reason"],
+        control=row["control"], code_hash=row["code_hash"],
     )

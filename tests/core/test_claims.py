@@ -30,9 +30,10 @@ def test_rule_matches_python_semantics(x, y):
     assert evaluate_rule("x < y or x == y", m) == (x <= y)
 
 
-def test_nan_metric_fails_comparison():
-    assert evaluate_rule("x >= 0", {"x": math.nan}) is False
-    assert evaluate_rule("x < 0", {"x": math.nan}) is False
+def test_nan_metric_is_unknown_not_false():
+    # a measurement that could not be made is not a failed reproduction
+    assert evaluate_rule("x >= 0", {"x": math.nan}) is None
+    assert evaluate_rule("x < 0", {"x": math.nan}) is None
 
 
 def test_rule_naming_unmeasured_metric_is_an_error():

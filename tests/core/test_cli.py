@@ -178,13 +178,14 @@ def test_list_and_show_with_results(fake_registry, tmp_path):
     assert alpha["status"] == "implemented"
     assert alpha["claims"] == ["holds_claim", "fails_claim", "raises_claim", "scaled_claim",
                                "estimate_claim"]
-    assert {x["verdict"] for x in alpha["latest"]} == {"holds", "fails", "error",
-                                                       "inconclusive"}
+    # smoke runs are checks beside the headline, never the headline
+    assert {x["smoke"]["status"] for x in alpha["results"]} == {"ran", "error"}
+    assert {x["headline"]["verdict"] for x in alpha["results"]} == {"not measured"}
     res = invoke("show", "alpha", "--store", store)
     assert res.exit_code == 0
     assert "double" in res.stdout and "holds_claim" in res.stdout
     doc = json.loads(invoke("show", "alpha", "--json", "--store", store).stdout)
-    assert doc["public_api"] == ["double"] and len(doc["latest"]) == 5
+    assert doc["public_api"] == ["double"] and len(doc["local_runs"]) == 5
     res = invoke("show", "beta")
     assert res.exit_code == 0 and "Planned" in res.stdout
 
@@ -197,18 +198,23 @@ def test_report_files(fake_registry, tmp_path):
     assert res.exit_code == 0, res.output
     md = (out / "report.md").read_text()
     html = (out / "papers" / "alpha.html").read_text()
-    png = out / "figures" / "alpha__holds_claim__smoke.png"
+    invoke("run", "alpha", "--claim", "holds_claim", "--scale", "small", "--store", store)
+    res = invoke("report", "--out", out, "--store", store)
+    md = (out / "report.md").read_text()
+    html = (out / "papers" / "alpha.html").read_text()
+    png = out / "figures" / "alpha__holds_claim__small.png"
     assert png.read_bytes().startswith(b"\x89PNG")
     assert "| ratio | 2 | 3 |" in md  # ours beside the paper's number
-    assert "deliberate failure" in md and "per_size" in md
-    assert "../figures/alpha__holds_claim__smoke.png" in html
+    assert "smoke here: error" in md and "per_size" in md
+    assert "deliberate failure" in html  # the smoke check's traceback
+    assert "../figures/alpha__holds_claim__small.png" in html
     assert "beta" in md and (out / "papers" / "beta.html").is_file()  # planned papers too
 
 
 def test_report_without_store_and_unwritable_out(fake_registry, tmp_path):
     res = invoke("report", "--out", tmp_path / "rep", "--store", tmp_path / "missing.sqlite")
     assert res.exit_code == 0
-    assert "0 claim results" in (tmp_path / "rep" / "report.md").read_text()
+    assert "0 ran, 0 errors, 7 not run" in (tmp_path / "rep" / "report.md").read_text()
     blocker = tmp_path / "file"
     blocker.write_text("x")
     res = invoke("report", "--out", blocker / "rep")
@@ -224,7 +230,12 @@ def test_import_failure_becomes_error_records(fake_registry, tmp_path, monkeypat
     assert rec["verdict"] == "error" and "failed to import" in rec["error"]
 
 
-def test_estimates_in_json_show_and_report(fake_registry, tmp_path):
+def test_estimates_in_json_show_and_report(fake_registry, tmp_path, monkeypatch):
+    from rich.console import Console
+
+    from iclr24 import cli
+
+    monkeypatch.setattr(cli, "out", Console(width=250))  # the show table on one line per row
     store = tmp_path / "r.sqlite"
     res = invoke("run", "alpha", "--claim", "estimate_claim", "--store", store, "--json")
     assert res.exit_code == 0, res.output
@@ -234,13 +245,14 @@ def test_estimates_in_json_show_and_report(fake_registry, tmp_path):
     gain = rec["metrics"]["gain"]
     assert gain["low"] < 0 < gain["high"] and gain["n"] == 5 and gain["confidence"] == 0.95
     res = invoke("show", "alpha", "--store", store)
-    assert "inconclusive" in res.stdout and "(n=5)" in res.stdout
+    assert "inconclusive (small, local)" in res.stdout and "(n=5)" in res.stdout
+    assert "interval straddles the boundary of `gain > 0`" in res.stdout
     res = invoke("run", "alpha", "--claim", "estimate_claim", "--store", store)
     assert "1 inconclusive" in res.stdout
     invoke("report", "--out", tmp_path / "rep", "--store", store)
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "| gain | 0.1 [" in md and "(n=5) | 0.01 |" in md
-    assert "1 inconclusive" in md and "## Durations" in md
+    assert "1 inconclusive" in md and "## Durations" in md and "- why: interval straddles" in md
     assert 'class="badge inconclusive"' in (tmp_path / "rep" / "index.html").read_text()
 
 

@@ -180,9 +180,9 @@ def test_plain_arithmetic_still_works_beside_estimates():
     assert evaluate_rule("x - y > 0 and a > 0.4", m) is True
 
 
-def test_nan_estimate_fails():
+def test_nan_estimate_is_unknown():
     m = {"a": Estimate(math.nan, math.nan, math.nan, 3)}
-    assert evaluate_rule("a > 0", m) is False and evaluate_rule("a <= 0", m) is False
+    assert evaluate_rule("a > 0", m) is None and evaluate_rule("a <= 0", m) is None
 
 
 def test_a_bare_estimate_is_not_a_rule():

@@ -97,18 +97,19 @@ def test_resources_come_from_the_source_without_importing(fake_registry):
     from iclr24.registry import _claims_from_source
 
     src = HERE / "fakepapers" / "alpha" / "claims.py"
-    names, resources, docs, scales = _claims_from_source(src)
+    names, resources, docs, scales, _ = _claims_from_source(src)
     assert "estimate_claim" in names and resources == {} and scales == {}
     assert docs["estimate_claim"].startswith("Five replicates around zero")
     tmp = HERE.parent.parent / ".pytest_cache" / "res_claims.py"
     tmp.parent.mkdir(exist_ok=True)
     tmp.write_text(textwrap.dedent("""
         @claim(rule="x > 0", paper="p", resources={"cpus": 2, "gpus": {"full": 1}},
-               scales=("small", "FULL"))
+               scales=("small", "FULL"), against="a baseline")
         def big(scale, seed): ...
     """))
     assert _claims_from_source(tmp) == (("big",), {"big": {"cpus": 2, "gpus": {"full": 1}}},
-                                        {"big": ""}, {"big": ("small", "full")})
+                                        {"big": ""}, {"big": ("small", "full")},
+                                        {"big": "a baseline"})
 
 
 @pytest.mark.timeout(240)

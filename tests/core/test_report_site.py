@@ -16,14 +16,21 @@ from iclr24.store import Record, ResultStore
 runner = CliRunner()
 
 
-def _record(claim, verdict, metrics, *, scale="smoke", seed=0, notes="", tables=None,
-            figure=None, rule="gain > 0", started="2026-11-30T10:00:00+00:00"):
+def _alpha_hash() -> str:
+    from iclr24.provenance import code_hash
+
+    return code_hash(Path(__file__).resolve().parent / "fakepapers" / "alpha")
+
+
+def _record(claim, verdict, metrics, *, scale="small", seed=0, notes="", tables=None,
+            figure=None, rule="gain > 0", started="2026-11-30T10:00:00+00:00", reason=""):
     return Record(paper="alpha", claim=claim, scale=scale, seed=seed, verdict=verdict,
-                  metrics=metrics, rule=rule,
+                  metrics=metrics, rule=rule, reason=reason,
                   paper_reference={"text": "The paper says <b>3 & more</b>.",
                                    "numbers": {"gain": 3.0}},
                   duration_s=1.5, cpu_s=1.2, started_at=started, notes=notes,
-                  tables=tables or {}, figure_png=figure, git_commit="abc123")
+                  tables=tables or {}, figure_png=figure, git_commit="abc123",
+                  code_hash=_alpha_hash())
 
 
 def _png() -> bytes:
@@ -48,8 +55,9 @@ def site(fake_registry, tmp_path):
     store.add(_record("holds_claim", "holds", {"gain": 2.0}, figure=_png(),
                       notes="x < y & z", tables={"t<1>": [{"a<b": "<script>", "n": 1}]}))
     store.add(_record("estimate_claim", "inconclusive",
-                      {"gain": Estimate(0.1, -0.2, 0.4, 5)}, scale="small"))
-    store.add(_record("raises_claim", "error", {}, rule="x > 0"))
+                      {"gain": Estimate(0.1, -0.2, 0.4, 5)}, reason="interval <straddles>"))
+    store.add(_record("raises_claim", "error", {}, rule="x > 0", scale="smoke"))
+    store.add(_record("fails_claim", "holds", {"gain": 1.0}, scale="smoke"))
     out = tmp_path / "site"
     res = runner.invoke(app, ["report", "--out", str(out), "--store", str(tmp_path / "r.sqlite")])
     assert res.exit_code == 0, res.output
@@ -79,7 +87,8 @@ def _parse(path: Path) -> _Links:
 
 
 def test_one_page_per_paper_and_every_local_link_resolves(site):
-    assert sorted(p.name for p in (site / "papers").iterdir()) == ["alpha.html", "beta.html"]
+    assert sorted(p.name for p in (site / "papers").iterdir()) == ["alpha.html", "beta.html",
+                                                                   "gamma.html"]
     for page in [site / "index.html", *sorted((site / "papers").iterdir())]:
         parsed = _parse(page)
         for href in parsed.links + parsed.images:
@@ -95,7 +104,10 @@ def test_index_orders_implemented_first_and_marks_flips(site):
     assert html.index('href="papers/alpha.html"') < html.index('href="papers/beta.html"')
     assert "↺ fails → holds" in html
     assert 'class="badge inconclusive"' in html and "1 inconclusive" in html
-    assert 'data-verdicts="error|holds|inconclusive|not run"' in html
+    assert 'data-verdicts="holds|inconclusive|not measured"' in html
+    # smoke results are checks, never headline badges: fails_claim "held" at smoke
+    assert "fails_claim: not measured" in html and "fails_claim: holds" not in html
+    assert "1 ran · 1 errors · 5 not run" in html
 
 
 def test_paper_page_has_the_side_by_side_table_history_and_escapes_text(site):
@@ -106,7 +118,8 @@ def test_paper_page_has_the_side_by_side_table_history_and_escapes_text(site):
     assert "0.1 [\u22120.2, 0.4] (n=5)" in page and "0 (n=5)" in page
     assert "history__alpha__holds_claim.png" in page
     assert (site / "figures" / "history__alpha__holds_claim.png").read_bytes()[:4] == b"\x89PNG"
-    assert "<pre>" in page  # the error record's traceback
+    assert "<pre>" in page  # the smoke error's traceback
+    assert "Why inconclusive:</strong> interval &lt;straddles&gt;" in page
     assert "Five replicates around zero" in page  # the claim's docstring
 
 
@@ -118,7 +131,7 @@ def test_history_command(site, tmp_path):
     assert [r["verdict"] for r in runs] == ["fails", "holds"]
     assert runs[1]["metric"] == "gain" and runs[1]["value"] == "2"
     table = runner.invoke(app, ["history", "alpha", "--store", str(tmp_path / "r.sqlite")])
-    assert table.exit_code == 0 and "↺" in table.stdout and "History of alpha (4 runs)" in table.stdout
+    assert table.exit_code == 0 and "↺" in table.stdout and "History of alpha (5 runs)" in table.stdout
     bad = runner.invoke(app, ["history", "alpha.nosuch"])
     assert bad.exit_code == 2 and "has no claim 'nosuch'" in bad.stderr
 
@@ -128,7 +141,12 @@ def test_run_summary_fits_80_columns(fake_registry, tmp_path):
                               str(tmp_path / "r.sqlite")], terminal_width=80)
     lines = [line for line in res.stdout.splitlines() if line.startswith("alpha.")]
     assert len(lines) == 5 and all(len(line) <= 80 for line in lines), lines
-    assert any(re.search(r"alpha\.estimate_claim inconclusive gain=0\.1 \[", x) for x in lines)
+    assert any(re.search(r"alpha\.estimate_claim ran gain=0\.1 \[", x) for x in lines)
+    res = runner.invoke(app, ["run", "alpha", "--claim", "estimate_claim", "--store",
+                              str(tmp_path / "r.sqlite")], terminal_width=80)
+    lines = [line for line in res.stdout.splitlines() if line.startswith("alpha.")]
+    assert len(lines) == 1 and len(lines[0]) <= 80
+    assert lines[0].startswith("alpha.estimate_claim inconclusive interval straddles")
 
 
 # --- in a real browser --------------------------------------------------------------------
@@ -163,14 +181,17 @@ def test_site_in_headless_chromium(site, tmp_path):
         errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
         assert errors == [], errors
         rows = browser.find_elements(By.CSS_SELECTOR, "#papers tbody tr")
-        assert len(rows) == 2 and all(r.is_displayed() for r in rows)
+        assert len(rows) == 3 and all(r.is_displayed() for r in rows)
+        assert "smoke here" in browser.find_element(By.ID, "papers").text
+        assert "estimate_claim: inconclusive (small, local)" in rows[0].text
+        assert "fails_claim: not measured" in rows[0].text  # its smoke "holds" is no headline
         browser.find_element(By.ID, "q").send_keys("beta")
-        assert [r.is_displayed() for r in rows] == [False, True]
-        assert "1 of 2 papers" in browser.find_element(By.ID, "shown").text
+        assert [r.is_displayed() for r in rows] == [False, False, True]  # alpha, gamma, beta
+        assert "1 of 3 papers" in browser.find_element(By.ID, "shown").text
         browser.find_element(By.ID, "q").clear()
         browser.execute_script("var s = document.getElementById('verdict');"
                                "s.value = 'inconclusive'; s.dispatchEvent(new Event('input'));")
-        assert [r.is_displayed() for r in rows] == [True, False]
+        assert [r.is_displayed() for r in rows] == [True, False, False]
         browser.save_screenshot(str(tmp_path / "index.png"))
         hrefs = [a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR,
                                                                           "a[href*='papers/']")]

@@ -181,7 +181,7 @@ def test_version_1_store_is_migrated_in_place(tmp_path):
         before = conn.execute("SELECT * FROM results ORDER BY id").fetchall()
     store = ResultStore(path)
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
     old = store.records()
     assert [(r.id, r.claim, r.verdict) for r in old] == [
         (1, "holds_claim", "holds"), (2, "fails_claim", "fails"), (3, "raises_claim", "error")]

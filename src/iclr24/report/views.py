@@ -1,9 +1,11 @@
-"""What the report shows, computed from the store's records (no HTML here).
+"""What the report shows, computed from the reference results and the store (no HTML here).
 
-Every page reads the same views: per paper its catalogue entry and claims; per claim the
-latest record at each scale, the record before it (so a flipped verdict can be marked), its
-whole history across runs, its key metric (the first metric its rule reads) and its docstring
-(what is scaled down, read from the source without importing the paper).
+Every page reads the same views: per paper its catalogue entry and claims; per claim its
+headline (:mod:`iclr24.headline`: the largest-scale current result, reference or local; stale
+and not-measured claims marked as such), the smoke check on this machine beside it, the result
+before the headline (so a flipped verdict can be marked), its whole history, its key metric
+(the first metric its rule reads) and its docstring (what is scaled down, read from the source
+without importing the paper).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from dataclasses import dataclass, field
 
 from iclr24 import registry
 from iclr24.claims import Estimate, rule_metric_names
-from iclr24.store import VERDICTS, Record
+from iclr24.headline import Headline, headlines, tally
+from iclr24.store import Record
 
 
 def fmt(value: object) -> str:
@@ -47,39 +50,72 @@ def point(value: object) -> float:
 
 @dataclass
 class ClaimView:
-    """One claim at one scale: its latest record and where it came from."""
+    """One claim: its headline (largest-scale current result), the smoke check beside it, and
+    every record of it (reference and local, any scale) for the history."""
 
     name: str
-    latest: Record | None
-    previous: Record | None = None
-    history: list[Record] = field(default_factory=list)  # every record of this claim, any scale
+    head: Headline
+    history: list[Record] = field(default_factory=list)
     docstring: str = ""
 
     @property
+    def latest(self) -> Record | None:
+        """The headline's record (None: not measured at small or full)."""
+        return self.head.record
+
+    @property
     def verdict(self) -> str:
-        return self.latest.verdict if self.latest else "not run"
+        return self.head.verdict
+
+    @property
+    def label(self) -> str:
+        return self.head.label
+
+    @property
+    def badge(self) -> str:
+        """CSS classes of the headline's badge."""
+        return self.verdict.replace(" ", "") + (" stale" if self.head.stale else "")
+
+    @property
+    def filter_key(self) -> str:
+        """What the index's verdict filter matches."""
+        return "stale" if self.head.stale else self.verdict
+
+    @property
+    def smoke(self) -> Record | None:
+        return self.head.smoke
+
+    @property
+    def previous(self) -> Record | None:
+        """The result before the headline at its scale and source (for a flipped verdict)."""
+        rec = self.latest
+        if rec is None:
+            return None
+        before = [r for r in self.history if r.scale == rec.scale and r.source == rec.source
+                  and r is not rec and r.started_at <= rec.started_at]
+        return before[-1] if before else None
 
     @property
     def changed(self) -> str:
-        """'fails → holds' when the verdict flipped since the previous run at this scale."""
+        """'fails → holds' when the verdict flipped since the previous result."""
         if self.latest and self.previous and self.previous.verdict != self.latest.verdict:
             return f"{self.previous.verdict} → {self.latest.verdict}"
         return ""
 
     @property
     def anchor(self) -> str:
-        scale = self.latest.scale if self.latest else "none"
-        return f"{self.name}-{scale}"
+        return self.name
 
     def comparison_rows(self, which: str = "all") -> list[dict[str, str]]:
-        """paper | ours | scale | seed(s) per metric. ``which="main"``: the metrics the rule
-        reads and those the paper gives a number for (rule's first); ``"rest"``: the others;
-        ``"all"``: both."""
+        """paper | ours | scale | seed(s) per metric of the headline. ``which="main"``: the
+        metrics the rule (and control) reads and those the paper gives a number for (rule's
+        first); ``"rest"``: the others; ``"all"``: both."""
         rec = self.latest
         if rec is None:
             return []
         theirs = rec.paper_reference.get("numbers", {})
-        ruled = [k for k in rule_metric_names(rec.rule) if k in rec.metrics]
+        read = rule_metric_names(rec.rule) + rule_metric_names(rec.control)
+        ruled = [k for k in dict.fromkeys(read) if k in rec.metrics]
         main = list(dict.fromkeys(ruled + list(theirs)))
         rest = [k for k in rec.metrics if k not in main]
         names = {"main": main, "rest": rest, "all": main + rest}[which]
@@ -91,7 +127,7 @@ class ClaimView:
                 seeds += f" (n={ours.n})"
             rows.append({"metric": name, "paper": fmt(theirs[name]) if name in theirs else "",
                          "ours": "" if ours is None else fmt(ours), "scale": rec.scale,
-                         "seeds": seeds, "key": name in rule_metric_names(rec.rule)})
+                         "seeds": seeds, "key": name in ruled})
         return rows
 
 
@@ -105,59 +141,46 @@ class PaperView:
         return self.paper.slug
 
     @property
-    def last_record(self) -> Record | None:
-        recs = [c.latest for c in self.claims if c.latest]
-        return max(recs, key=lambda r: r.id or 0) if recs else None
+    def verdicts(self) -> list[str]:
+        return sorted({c.filter_key for c in self.claims})
 
     @property
-    def verdicts(self) -> list[str]:
-        return sorted({c.verdict for c in self.claims})
+    def smoke_line(self) -> str:
+        """'3/3 ran here (12.0 s)' for the paper's smoke checks, '' when none ran."""
+        runs = [c.smoke for c in self.claims if c.smoke is not None]
+        if not runs:
+            return ""
+        ran = sum(r.verdict != "error" for r in runs)
+        errors = len(runs) - ran
+        return (f"{ran}/{len(self.claims)} ran here ({sum(r.duration_s for r in runs):.1f} s)"
+                + (f", {errors} error" if errors else ""))
 
 
-def _catalogue_paper(slug: str) -> registry.Paper:
-    try:
-        return registry.get(slug)
-    except registry.UnknownPaperError:  # a record of a paper no longer in the catalogue
-        return registry.Paper(slug=slug, title=slug, area="", seed_file="", seed_position=0)
-
-
-def build_views(records: Sequence[Record]) -> list[PaperView]:
-    """All catalogue papers (with results, implemented, planned; catalogue order within each)
-    with their claims' views.
-
-    ``records`` is every record of the store (oldest first); a claim appears once per scale it
-    was run at, and once as "not run" if it never ran.
-    """
-    ordered = sorted(records, key=lambda r: (r.id or 0))
-    by_claim: dict[tuple[str, str], list[Record]] = {}
-    for rec in ordered:
-        by_claim.setdefault((rec.paper, rec.claim), []).append(rec)
+def build_views(records: Sequence[Record], reference: Sequence[Record] = ()
+                ) -> list[PaperView]:
+    """All catalogue papers (implemented first, then planned; catalogue order within each)
+    with one view per claim: its headline from ``reference`` (the repository's results) and
+    ``records`` (the user's store, every record), and its history across both."""
     papers = registry.papers()
-    slugs = [p.slug for p in papers] + sorted({r.paper for r in ordered} - {p.slug for p in papers})
+    heads = headlines(papers, records, reference)
+    by_claim: dict[tuple[str, str], list[Record]] = {}
+    for rec in sorted(list(reference) + list(records), key=lambda r: (r.started_at, r.id or 0)):
+        by_claim.setdefault((rec.paper, rec.claim), []).append(rec)
     views = []
-    for slug in slugs:
-        paper = next((p for p in papers if p.slug == slug), None) or _catalogue_paper(slug)
-        names = list(paper.claim_names) + [c for (s, c) in by_claim if s == slug
-                                           and c not in paper.claim_names]
-        claims = []
-        for name in dict.fromkeys(names):
-            history = by_claim.get((slug, name), [])
-            scales = list(dict.fromkeys(r.scale for r in history))
-            if not scales:
-                claims.append(ClaimView(name, None, docstring=paper.claim_docs.get(name, "")))
-            for scale in scales:
-                at_scale = [r for r in history if r.scale == scale]
-                claims.append(ClaimView(name, at_scale[-1],
-                                        at_scale[-2] if len(at_scale) > 1 else None,
-                                        history, paper.claim_docs.get(name, "")))
+    for paper in papers:
+        claims = [ClaimView(name, heads[(paper.slug, name)], by_claim.get((paper.slug, name), []),
+                            paper.claim_docs.get(name, "")) for name in paper.claim_names]
         views.append(PaperView(paper, claims))
-    # papers with results first, then implemented ones not run yet, then planned ones
-    views.sort(key=lambda v: 0 if any(c.latest for c in v.claims) else
-               1 if v.paper.implemented else 2)
+    views.sort(key=lambda v: 0 if v.paper.implemented else 1)
     return views
 
 
 def counts(views: Sequence[PaperView]) -> dict[str, int]:
-    """Verdict counts over the latest record of every claim and scale."""
-    latest = [c.latest for v in views for c in v.claims if c.latest]
-    return {v: sum(r.verdict == v for r in latest) for v in VERDICTS}
+    """Headline counts: current holds / fails / inconclusive, stale, not measured."""
+    return tally(c.head for v in views for c in v.claims)
+
+
+def smoke_counts(views: Sequence[PaperView]) -> dict[str, int]:
+    """Smoke checks on this machine: ran, error, not run."""
+    heads = [c.head for v in views for c in v.claims]
+    return {k: sum(h.smoke_status == k for h in heads) for k in ("ran", "error", "not run")}

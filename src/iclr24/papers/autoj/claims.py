@@ -36,6 +36,8 @@ def _per_scenario_rows(runs: list[dict]) -> list[dict]:
           "Beaver-RM 52.37, OASST-RM 51.08).",
     paper_numbers={"agreement_gain": 0.2515, "consistency_gain": 0.3485,
                    "sft_agreement": 0.5496, "sft_consistency": 0.8341},
+    against=("the untuned base LM prompted with one demonstration, on the same pairs; a "
+             "Bradley-Terry reward model and no-swap judge SFT (same backbone) alongside"),
     resources={"cpus": 1},
 )
 def judge_agreement(scale: Scale, seed: int, progress=None) -> Measurement:
@@ -127,6 +129,8 @@ def judge_agreement(scale: Scale, seed: int, progress=None) -> Measurement:
           "LLaMA-2-7B-chat, the one Auto-J rates highest gets higher GPT-4 ratings than the "
           "choices of other judges and reward models, increasingly with N (N up to 32; figure "
           "only, no numbers extracted).",
+    against=("N = 1, a random pick among the same i.i.d. candidates; the oracle best-of-M by "
+             "true quality as the ceiling (no other judge or reward model is run)"),
     resources={"cpus": 1},
 )
 def best_of_n(scale: Scale, seed: int, progress=None) -> Measurement:
@@ -197,6 +201,7 @@ def _bon_figure(ns, runs):
           "protocol: LLaMA-2-13B-chat agreement 29.81 / consistency 48.56, Vicuna-13B 39.22 / "
           "62.07 (a random judge agrees in both orders on about 1/9 of the pairs).",
     paper_numbers={"agreement": 0.2981, "consistency": 0.4856},
+    against="a seeded uniform-random judge (both orders) on the same pairs (null arm)",
     resources={"cpus": 2},
 )
 def smollm2_judge(scale: Scale, seed: int, progress=None) -> Measurement:

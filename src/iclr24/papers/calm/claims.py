@@ -68,6 +68,8 @@ def _config_note(cfg: KVConfig, pair) -> str:
           "CALM with an untrained m_A far lower (Sec. 4.1). KV-substitution m_A 98%, CALM 93%; "
           "numeric arithmetic m_B 74%, CALM 72% (approximate, as read from the paper).",
     paper_numbers={"calm_kv_arith": 0.84},
+    against=("m_A alone, m_B alone, m_B + LoRA (parameter-matched) and CALM with an untrained m_A "
+             "(null arm), same D_C and steps"),
     resources={"cpus": 1},
 )
 def kv_arithmetic_composition(scale: Scale, seed: int, progress=None) -> Measurement:
@@ -104,6 +106,7 @@ def kv_arithmetic_composition(scale: Scale, seed: int, progress=None) -> Measure
     paper="Table 1: numeric arithmetic m_B 74%, CALM 72%; the anchor's weights are untouched, "
           "so its skills are preserved (Sec. 3, 4.1).",
     paper_numbers={"arith_drop": 0.02},
+    against="the anchor m_B alone on numeric arithmetic, same runs as kv_arithmetic_composition",
     resources={"cpus": 1},
 )
 def anchor_preserved(scale: Scale, seed: int, progress=None) -> Measurement:
@@ -155,6 +158,8 @@ def _smollm2_setup(scale: Scale, seed: int):
     paper="Sec. 4.1, Table 1: composed with m_A, the anchor answers KV-substitution for keys it "
           "never saw (CALM 93%, m_B 0%, with PaLM2 models).",
     paper_numbers={"calm_heldout_acc": 0.93},
+    against=("the anchor alone (= CALM at initialisation) and CALM with an untrained m_A (null "
+             "arm), same D_C and held-out keys"),
     resources={"cpus": 1},
 )
 def smollm2_kv_composition(scale: Scale, seed: int, progress=None) -> Measurement:

@@ -67,6 +67,8 @@ def _bucket_run(seed: int, n_per_bucket: int, n_train: int) -> tuple[dict, list[
           "learned planner >= end-to-end + 15 points on the largest bucket, gap growing with "
           "size.",
     paper_numbers={"scripted_minus_e2e_large": 0.087},
+    against=("end-to-end reading by the same 5-row reader on the full table; a random legal "
+             "chain with the same arguments (null arm)"),
 )
 def chain_vs_end_to_end(scale: Scale, seed: int, progress=None) -> Measurement:
     """Synthetic league tables (:func:`~.league.make_table_tasks`, five statement kinds, half
@@ -181,6 +183,8 @@ def _protocol_backend(scale: Scale, seed: int):
           "86.61 / 80.20 / 67.24). Not a performance claim here: the protocol must run end "
           "to end on a real local model, every statement ending in an answer (or a counted "
           "unparsable reply), with parse rates reported.",
+    against=("no baseline in the rule (a protocol check); the same LM reading the full table "
+             "end-to-end and the rule-based arguments are reported"),
     resources={"cpus": 2},
 )
 def protocol_end_to_end(scale: Scale, seed: int, progress=None) -> Measurement:

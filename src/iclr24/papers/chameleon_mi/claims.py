@@ -81,6 +81,8 @@ def _roc_figure(curves: dict[str, tuple[np.ndarray, np.ndarray]], fpr: float):
           "TPR at 1% and 0.1% FPR by large factors (order of magnitude) over prior label-only "
           "attacks (gap attack, decision-boundary/augmentation attacks), which are near zero at "
           "low FPR on CIFAR-10/100 and GTSRB with ResNet-18 (exact table values not retrieved).",
+    against=("gap and augmentation label-only attacks on unpoisoned twins of the same targets "
+             "(challenge points, base sets, masks)"),
     resources={"cpus": 1},
 )
 def label_only_tpr(scale: Scale, seed: int, progress=None) -> Measurement:
@@ -164,6 +166,8 @@ def _clean_accuracy(models, X, y, pop) -> float:
           "(the same number of poisons for every point) in TPR at low FPR; too many poisons "
           "make members misclassified too, too few leave non-members correct (exact numbers "
           "not retrieved).",
+    against=("fixed-count poisoning (k = 1 and k = k_max for every point) with the same "
+             "neighbourhoods, targets and masks"),
     resources={"cpus": 1},
 )
 def adaptive_vs_fixed_poison(scale: Scale, seed: int, progress=None) -> Measurement:

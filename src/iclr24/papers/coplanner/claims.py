@@ -74,6 +74,7 @@ def _figure(panels):
           "every area is positive), COPlanner / MBPO, at equal env steps; the threshold 1.05 is "
           "the spec's.",
     paper_numbers={"area_ratio": 1.169},
+    against="plain MBPO (COPlanner off) with the same seeds, model, SAC and env steps on Pendulum",
 )
 def pendulum_efficiency(scale: Scale, seed: int, progress=None) -> Measurement:
     steps = sizes(scale, smoke=300, small=2000)
@@ -156,6 +157,8 @@ def _probe(agent: MBPO, starts: np.ndarray, rate: float | None) -> tuple[float, 
           "states with UP-MPC(−, α_c = 2) vs the policy, error against the true dynamics; ratio "
           "of mean errors, averaged over checkpoints, Estimate over seeds.",
     paper_numbers={},
+    against=("plain policy one-step rollouts of the same model from the same real states; "
+             "UP-MPC with alpha_c = 0 (key step removed) reported alongside"),
 )
 def rollout_model_error(scale: Scale, seed: int, progress=None) -> Measurement:
     steps = sizes(scale, smoke=400, small=1500)
@@ -234,6 +237,7 @@ def rollout_model_error(scale: Scale, seed: int, progress=None) -> Measurement:
           "sparse). Ours: MountainCarContinuous (+100 only at the flag): fraction of seeds whose "
           "training reaches the goal at least once, and final eval return, COPlanner vs MBPO.",
     paper_numbers={},
+    against="plain MBPO (COPlanner off) with the same seeds and env steps on MountainCarContinuous",
 )
 def mountaincar_exploration(scale: Scale, seed: int, progress=None) -> Measurement:
     steps = sizes(scale, smoke=300, small=2000)

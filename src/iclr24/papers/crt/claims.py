@@ -71,6 +71,8 @@ def _col(rs, key):
           "diversity (1 − SelfBLEU and 1 − cosine) among the toxicity-eliciting ones than RL "
           "(Perez et al. 2022) at comparable or higher quality, at every toxicity threshold; "
           "RL collapses onto a few prompts (numbers are read from figures only).",
+    against=("RL (toxicity + KL) and RL + entropy with the same PPO budget, synthetic world and "
+             "seeds"),
 )
 def novelty_coverage(scale: Scale, seed: int, progress=None) -> Measurement:
     """Same PPO budget, world and seeds for RL (toxicity + KL), RL + entropy and CRT (all
@@ -115,6 +117,8 @@ _ABLATIONS = ("crt_no_bleu", "crt_no_cos", "crt_no_entropy")
     paper="Sec. 4.4 / Fig. 6 (ablations): removing the entropy bonus or either novelty "
           "reward (SelfBLEU, cosine) from CRT lowers the diversity of the toxic test cases "
           "(direction only; no numbers extracted).",
+    against=("CRT with one term zeroed (no SelfBLEU, no cosine, no entropy), same world, PPO "
+             "budget and seeds"),
 )
 def novelty_ablation(scale: Scale, seed: int, progress=None) -> Measurement:
     """Full CRT against CRT without SelfBLEU, without the cosine novelty and without the
@@ -174,6 +178,8 @@ def _selection_backends(scale: Scale, seed: int):
     paper="Sec. 4.3 / Fig. 3 (instruction following, Dolly / LLaMA-2-7b-chat targets): the "
           "novelty terms make the red team's toxic test cases more diverse (1 − SelfBLEU, "
           "1 − cosine of all-MiniLM-L6-v2 embeddings) at comparable toxicity.",
+    against=("toxicity-only best-of-K selection (RL's reward) over the same SmolLM2 candidates "
+             "and sampling seeds"),
 )
 def smollm2_selection(scale: Scale, seed: int, progress=None) -> Measurement:
     """The real protocol on SmolLM2-135M-Instruct: it writes instructions from a four-shot

@@ -44,6 +44,8 @@ def _classifier(x_train, y_train):
           "CelebA-Test best or near-best LPIPS/FID among codebook methods. Ablations: adding the "
           "LQ branch and the association stage each improve restoration; cross-attention "
           "fusion beats concatenation/addition.",
+    against=("a CodeFormer-style single HQ encoder fine-tuned on LQ (judged) and dual encoders "
+             "without association; same data and codebook"),
 )
 def dual_vs_single_encoder(scale: Scale, seed: int, progress=None) -> Measurement:
     """Three stage-3 arms with the same data, steps and predictor, restoring severely degraded
@@ -153,6 +155,8 @@ def _restoration_figure(per, examples):
     paper="Sec. 3.2 / Fig. 3: the patch-level association (CLIP-style symmetric CE over all "
           "spatial tokens of a batch) bridges the domain gap between the HQ and LQ encoders' "
           "feature spaces (shown qualitatively; no retrieval number is reported).",
+    against=("the same HQ/LQ encoder pair before stage 2 (stage-1 encoders trained apart); chance "
+             "retrieval reported"),
 )
 def association_alignment(scale: Scale, seed: int, progress=None) -> Measurement:
     """For test pairs, each LQ token (LQ encoder of the degraded image) retrieves its nearest HQ

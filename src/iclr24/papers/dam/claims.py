@@ -50,6 +50,8 @@ def _figure(title: str, rows: list[dict], keys: list[str], ylabel: str):
     paper="Sec. 3/4: HSR gives DAM 'an efficient global perspective' of long histories at a "
           "fixed context budget; DAM excels at (very-)long-term forecasting. The ablation "
           "numbers were not retrieved; our threshold 0.85 is the spec's, fixed before running.",
+    against=("the same DAM reading the last 128 regular points instead of HSR, same data, steps "
+             "and seeds; the history mean reported"),
 )
 def hsr_vs_window(scale: Scale, seed: int, progress) -> Measurement:
     """Held-out synthetic series (period band unseen in training; daily or hourly, whose
@@ -120,6 +122,8 @@ def _dlinear_forecast(missing: bool, seed: int, train_seed: int, steps: int, h, 
     paper="Abstract/Sec. 4: DAM is 'robust to missing and irregularly sampled data by design' "
           "(it reads (time, value) pairs); grid models need imputed input. No number retrieved; "
           "the spec's test: DAM's MSE(missing)/MSE(complete) below DLinear's.",
+    against=("DLinear (context 336) trained per series on the interpolated history; "
+             "MSE(missing)/MSE(complete) of each model"),
 )
 def irregular_robustness(scale: Scale, seed: int, progress) -> Measurement:
     """Remove 50 % of the history points at random. DAM (trained once on the synthetic corpus,
@@ -171,6 +175,8 @@ def irregular_robustness(scale: Scale, seed: int, progress) -> Measurement:
     paper="Sec. 4: one DAM trained on 25 datasets transfers zero-shot to 8 held-out datasets, "
           "outperforming or closely matching specialised models (numbers not retrieved). Our "
           "operationalisation (spec): MASE below seasonal naive and within 1.3x of per-series ETS.",
+    against=("seasonal naive and Holt-Winters ETS (statsmodels) fitted on each target's history; "
+             "DLinear reported only"),
 )
 def zero_shot_real(scale: Scale, seed: int, progress) -> Measurement:
     """DAM trained on synthetic series + 12 macrodata columns + nile, never on the targets;

@@ -72,6 +72,8 @@ def _run_arm(ds, train, test, epochs: int, seed: int, layer_norm: bool = False,
           "decay reaches ~100% test accuracy and its word embeddings collapse onto 3 points; "
           "networks whose features do not collapse generalise worse (Sec. 2).",
     paper_numbers={"trained_acc": 1.0},
+    against=("the same network with the embedding frozen at its random N(0, 1) init (cannot "
+             "collapse), same data, classifier init and SGD"),
 )
 def collapse_generalization(scale: Scale, seed: int, progress=None) -> Measurement:
     """Trainable embedding vs the same network with the embedding frozen at a random N(0, 1)
@@ -142,6 +144,8 @@ def collapse_generalization(scale: Scale, seed: int, progress=None) -> Measureme
           "collapse when a LayerNorm (no affine parameters) follows the embedding, while "
           "without it the embedding norms depend on the word frequency (notebooks: K = 1000, "
           "n_spl = 500 and 5; the figure shows the norm spread, no table).",
+    against=("the same network without LayerNorm after the embedding, same Zipf data, "
+             "initialisation and SGD"),
 )
 def layernorm_zipf(scale: Scale, seed: int, progress=None) -> Measurement:
     """Zipf frequencies (mu_beta ~ 1/beta), the same data, initialisation and SGD with and

@@ -41,6 +41,8 @@ def _noop(*_a, **_k) -> None:
           "exception: 6.75 vs 6.91); MinCE is the better fusion function. Spec expectation at "
           "our scale: >= 3% lower mean held-out bits per character than CLM-only.",
     paper_numbers={"rel_bpc_gain_min_ce": 0.03},
+    against=("CLM-only continual training (lambda = 1) of the same target base on the same "
+             "batches, steps and schedule; FuseLLM-AvgCE alongside"),
     resources={"cpus": 1},
 )
 def fusion_vs_clm(scale: Scale, seed: int, progress=None) -> Measurement:
@@ -154,6 +156,8 @@ def _pydoc_sentences() -> tuple[list[str], list[str]]:
           "beats exact matching (EM) on BBH and CommonSense, because it keeps more of the "
           "source's distributions (tokens that differ slightly, e.g. 'get_' vs 'get', still "
           "align). The paper reports no coverage number.",
+    against=("exact-match (hard) alignment of the same SmolLM2 records into the same target base "
+             "and steps; a CLM-only arm alongside"),
     resources={"cpus": 1},
 )
 def alignment_quality(scale: Scale, seed: int, progress=None) -> Measurement:

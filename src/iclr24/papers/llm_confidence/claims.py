@@ -76,6 +76,8 @@ def _consistency_run(scale: Scale, seed: int) -> dict:
           "0.5); sampling M = 5 with Consistency / Avg-Conf improves failure prediction and "
           "calibration, most clearly on arithmetic (GSM8K, SVAMP).",
     paper_numbers={"vanilla_auroc": 0.522, "white_box_auroc": 0.605},
+    against=("vanilla verbalised confidence (simulated, independent of correctness) and "
+             "white-box answer probability, same model and questions"),
 )
 def consistency_auroc(scale: Scale, seed: int, progress=None) -> Measurement:
     """A tiny character transformer trained on graded arithmetic (a+b, a*b, a+b+c; one-digit
@@ -165,6 +167,8 @@ def _pair_rank_draws(n_draws: int, m: int, rng: np.random.Generator, n_options: 
           "official scripts) uses the whole ranking, not just the first guess, and gives the "
           "best failure prediction among the Top-K aggregators on several datasets (no "
           "single number to compare; this checks the estimator itself).",
+    against=("top-1 frequency over the M first guesses on the same Plackett-Luce lists; the true "
+             "max P as exact reference"),
 )
 def pair_rank_recovery(scale: Scale, seed: int, progress=None) -> Measurement:
     """Pure statistics, no LM: a true categorical P over 6 options (Dirichlet(0.7)); M top-3
@@ -232,6 +236,8 @@ def _smollm2_backend(scale: Scale, seed: int):
           "failure-prediction AUROC than vanilla verbalised confidence (e.g. GSM8K with "
           "GPT-3.5: verbalised AUROC ~0.55, consistency-based up to ~0.9); verbalised "
           "confidences are overconfident (80-100%, high ECE).",
+    against=("greedy vanilla verbalised confidence (M = 1) of the same model on the same "
+             "questions and prompts"),
 )
 def smollm2_elicitation(scale: Scale, seed: int, progress=None) -> Measurement:
     """The real prompts, parsers, sampler and metrics on SmolLM2-135M-Instruct over the

@@ -72,6 +72,8 @@ def _arm_metrics(runs: dict[str, list[dict]], arm: str, prefix: str) -> dict:
           "trained on the final answer by >= 10 points top-1, and by more on the "
           "contained-at-end subset (paper's exact ablation numbers not retrieved).",
     paper_numbers={"gain": 0.1},
+    against=("the same architecture trained on the final answer only, same data and seed per "
+             "pair; chance (1/36) plotted"),
     resources={"cpus": 1},
 )
 def surrogate_tasks(scale: Scale, seed: int, progress=None) -> Measurement:
@@ -105,6 +107,8 @@ def surrogate_tasks(scale: Scale, seed: int, progress=None) -> Measurement:
           "accuracy, most on tasks that need tracking under occlusion/containment (CATER); the "
           "spec expects two streams >= spatial only, possibly by a small margin (exact numbers "
           "not retrieved).",
+    against=("LRR with the spatial stream only (motion stream off), same surrogate training, "
+             "data and seed per pair"),
     resources={"cpus": 1},
 )
 def motion_stream(scale: Scale, seed: int, progress=None) -> Measurement:

@@ -72,6 +72,8 @@ def _sr_figure(ks, tool, answer_only, title, teacher=None):
           "SR_1 ~ 0.37 -> SR_5 ~ 0.69 on MINT's 586 instances. Spec expectation at laptop "
           "scale: SR_5 - SR_1 >= 10 points, positive slope, tool >> answer-only.",
     paper_numbers={"slope": 0.045},
+    against=("the same agent at k = 1 and with answer-only (no tool, k = 5) on the same tasks; "
+             "the scripted teacher as a reported reference"),
     resources={"cpus": 1},
 )
 def turn_budget(scale: Scale, seed: int, progress=None) -> Measurement:
@@ -149,6 +151,8 @@ def turn_budget(scale: Scale, seed: int, progress=None) -> Measurement:
           "simulated user is rule-based, binary, with ground truth (the paper also defines "
           "ground-truth feedback); spec expectation: ΔF ≈ +3-10 points.",
     paper_numbers={"delta_f": 0.05},
+    against=("the same agent, tasks and seeds at k = 5 without feedback; the no-ground-truth "
+             "scripted user reported"),
     resources={"cpus": 1},
 )
 def feedback_gain(scale: Scale, seed: int, progress=None) -> Measurement:
@@ -199,6 +203,7 @@ def feedback_gain(scale: Scale, seed: int, progress=None) -> Measurement:
           "extra turns with the Python tool (1-8% absolute per turn); weak open models "
           "(e.g. 7B chat models) stay near SR_1 and many turns are invalid actions.",
     paper_numbers={"sr_gain": 0.02},
+    against="the same model on the same tasks at turn budget k = 1 (SR_1); no other model",
     resources={"cpus": 1},
 )
 def smollm2_episodes(scale: Scale, seed: int, progress=None) -> Measurement:

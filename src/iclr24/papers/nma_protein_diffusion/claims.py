@@ -87,6 +87,8 @@ def dynamics_metrics(results: list[dict]) -> dict:
           "agreement reported per sample; exact table numbers not retrieved). Our bar, fixed "
           "before running: guided mean L_dyn at most 0.7 x the unconditional one.",
     paper_numbers={},
+    against=("unconditional samples of the same frozen stand-in DDPM from the same x_T and noise "
+             "(guidance off)"),
 )
 def dynamics_guidance(scale: Scale, seed: int, progress=None) -> Measurement:
     """Unconditional vs dynamics-guided samples of the frozen stand-in DDPM from the same x_T
@@ -134,6 +136,8 @@ def plausibility_metrics(results: list[dict]) -> dict:
           "running: guided mean |d(i, i+1) - 3.8 A| and clash fraction (pairs |i - j| > 2 "
           "closer than 3 A) at most 2 x the unconditional values.",
     paper_numbers={},
+    against=("unconditional samples of the same frozen stand-in DDPM from the same x_T and noise "
+             "(guidance off)"),
 )
 def plausibility_kept(scale: Scale, seed: int, progress=None) -> Measurement:
     """The same paired arms as ``dynamics_guidance`` (same stand-in, targets and noise):

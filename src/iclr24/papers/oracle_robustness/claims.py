@@ -69,6 +69,8 @@ def _sample_figure(x, rows: dict[str, tuple[torch.Tensor, torch.Tensor]], y, n: 
           "accepted images while the model's accuracy is <= 50%; without it (lambda = 0, same "
           "budget) judge agreement drops (e.g. below 65%).",
     paper_numbers={"judge_oracle": 0.85, "acc_oracle": 0.5},
+    against=("the same latent attack and budget without the oracle (lam = 0, no acceptance); the "
+             "filter-only ablation reported"),
 )
 def oracle_preserves_labels(scale: Scale, seed: int, progress=None) -> Measurement:
     """The small CNN attacked in the VQ latent with the same budget three ways: oracle-bounded
@@ -128,6 +130,8 @@ def oracle_preserves_labels(scale: Scale, seed: int, progress=None) -> Measureme
           "were not retrieved. The spec's reading at digit scale: the noise-augmented and "
           "PGD-trained CNNs exceed the MLP and logistic regression in FMR by >= 0.1.",
     paper_numbers={},
+    against=("standard models (MLP, logistic regression), each on its own oracle-bounded set from "
+             "the same images and budget"),
 )
 def fmr_separates_training(scale: Scale, seed: int, progress=None) -> Measurement:
     """FMR = PA / SA of each evaluated model on its own oracle-bounded generated set (same test

@@ -83,6 +83,8 @@ def _standins(scale: Scale, rep_seed: int, n_test: int):
           "open-vocabulary detectors trained with base annotations; the spec's analogue expects "
           "Zip >= CAM-threshold baseline + 10 AP50 points on scenes with touching instances.",
     paper_numbers={"ap50_gain_vs_cam": 0.10},
+    against=("CAM threshold -> connected components -> box prompts, and superpixel discovery; "
+             "same CAM stand-in and GrabCut"),
 )
 def touching_instances(scale: Scale, seed: int, progress=None) -> Measurement:
     """Three arms on the same frozen CAM stand-in (trained on image-level labels only) and the
@@ -136,6 +138,8 @@ def touching_instances(scale: Scale, seed: int, progress=None) -> Measurement:
     paper="Clustering one particular middle layer of CLIP (a ConvNeXt stage) gives "
           "boundary-like clusters that separate instances; other layers do worse (the paper's "
           "empirical observation; per-layer numbers were not retrieved).",
+    against=("the same Zip pipeline clustering raw RGB or the last stage (stage 4) of the same "
+             "CNN stand-in"),
 )
 def layer_matters(scale: Scale, seed: int, progress=None) -> Measurement:
     """The same Zip pipeline clustering raw RGB or stage 1, 2, 3 or 4 of the CAM stand-in (2x
