@@ -83,7 +83,9 @@ def _smoke_counts(heads) -> str:
     """'3/3 ran' (with errors named) for the smoke checks of some claims."""
     ran = sum(h.smoke_status == "ran" for h in heads)
     errors = sum(h.smoke_status == "error" for h in heads)
-    text = f"{ran}/{len(heads)} ran" if heads else ""
+    if not ran and not errors:
+        return "[dim]—[/]" if heads else ""
+    text = f"{ran}/{len(heads)} ran"
     return text + (f", [red]{errors} error[/]" if errors else "")
 
 
@@ -355,10 +357,7 @@ def _print_summary(records: list, scale: Scale, heads: dict) -> None:
 
     counts = _counts(records)
     if scale is Scale.SMOKE:
-        ran = len(records) - counts["error"]
-        out.print(f"{ran}/{len(records)} claims ran at smoke here"
-                  + (f" ([red]{counts['error']} error[/])" if counts["error"] else ""),
-                  highlight=False)
+        out.print("Smoke checks (does each claim run here? not evidence):", highlight=False)
     else:
         out.print(f"Results at {scale.value}: " + " · ".join(
             f"[{VERDICT_STYLE[v]}]{n} {v}[/]" for v, n in counts.items()), highlight=False)
@@ -379,7 +378,11 @@ def _print_summary(records: list, scale: Scale, heads: dict) -> None:
         style = VERDICT_STYLE.get(word, "default")
         out.print(f"{name} [{style}]{word}[/] {measured}{tail}", highlight=False,
                   markup=True, soft_wrap=True)
-    out.print(f"{len(heads)} claims of the papers run: {summary_line(heads)}",
+    ran = len(records) - counts["error"]
+    smoke = (f"{ran}/{len(records)} claims ran at smoke here"
+             + (f" ([red]{counts['error']} error[/])" if counts["error"] else "") + "; "
+             if scale is Scale.SMOKE else "")
+    out.print(f"{smoke}{summary_line(heads)} ({len(heads)} claims of the papers run)",
               highlight=False, soft_wrap=True)
     out.print("(all metrics: iclr24 show SLUG; the report: iclr24 report)", style="dim")
 

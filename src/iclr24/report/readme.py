@@ -33,8 +33,8 @@ def paper_table() -> str:
     """The Markdown table (with a summary line) from the reference results."""
     papers = [p for p in registry.papers() if p.implemented]
     heads = headlines(papers, [], published.load(papers=[p.slug for p in papers]))
-    lines = [(f"Headline verdicts (reference results in `src/iclr24/results/`): "
-              f"{summary_line(heads)}."), "",
+    summary = summary_line(heads)
+    lines = [f"{summary[0].upper()}{summary[1:]} (from `src/iclr24/results/`).", "",
              "| slug | paper | claims: headline verdict |", "|---|---|---|"]
     for p in papers:
         cells = "; ".join(_cell(heads[(p.slug, n)]) for n in p.claim_names)

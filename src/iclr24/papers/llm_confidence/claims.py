@@ -117,7 +117,7 @@ def consistency_auroc(scale: Scale, seed: int, progress=None) -> Measurement:
         "of correctness, so the vanilla AUROC of ~0.5 is by construction; the claim tests that "
         "consistency over real samples of a model whose failures are real recovers failure "
         "prediction, and how close the white-box probability is. A NaN AUROC means one class "
-        "(all right or all wrong) and reads as fails."))
+        "(all right or all wrong): nothing to rank, so the verdict is inconclusive."))
 
 
 def _plackett_luce(p: np.ndarray, k: int, rng: np.random.Generator) -> list[int]:
@@ -248,8 +248,9 @@ def smollm2_elicitation(scale: Scale, seed: int, progress=None) -> Measurement:
     greedy baseline is deterministic, so the interval is the sampling's). Unparsed replies
     count as wrong with confidence 0; parse rates are reported. At smoke an untrained byte
     model runs the same pipeline on 2 questions (no SmolLM2 load: a plumbing check; it parses
-    nothing, so its AUROC is NaN and the verdict fails). Fails at small if Consistency does
-    not beat the verbalised confidence over the whole interval, or if no class mix exists."""
+    nothing, so its AUROC is NaN and the verdict is inconclusive). Fails at small if
+    Consistency does not beat the verbalised confidence over the whole interval; a NaN AUROC
+    (no class mix) is inconclusive: nothing could be measured."""
     from iclr24.kits.threads import torch_threads
 
     from .elicitor import ConfidenceElicitor

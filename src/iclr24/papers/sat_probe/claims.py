@@ -224,7 +224,8 @@ def attention_predicts_errors_smollm2(scale: Scale, seed: int, progress=None) ->
     frequency proxy), Constant and the control span, over 5 stratified splits. Fails if SAT
     Probe's AUROC interval lies below 0.6 (the spec's expectation), if Confidence beats it by
     0.1 or more, or if it does not beat popularity, constant and the control span. At smoke an
-    untrained byte model runs the pipeline (plumbing only: one class, NaN, fails)."""
+    untrained byte model runs the pipeline (plumbing only: one class, a NaN AUROC, so
+    inconclusive)."""
     metrics, tables, notes = _smollm2_measurement(scale, seed, progress)
     return Measurement(metrics=metrics, tables=tables, notes=notes)
 
