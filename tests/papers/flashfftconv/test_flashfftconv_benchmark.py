@@ -16,6 +16,7 @@ from iclr24.papers.flashfftconv import (
     median_time,
     monarch_conv_flops,
     paired_median_times,
+    paired_times,
     rfft_conv_flops,
     smooth_filter,
     white_noise_filter,
@@ -65,6 +66,26 @@ def test_timing_helpers_restore_threads():
         paired_median_times([lambda: None], clock="cpu")
     with pytest.raises(ValueError, match="rounds"):
         paired_median_times([lambda: None], rounds=0)
+
+
+def test_paired_times_shuffled_order_is_seeded_and_complete():
+    """With shuffle_seed every function runs once per round, in an order that changes from
+    round to round (so the baseline does not always follow the method) and repeats per seed."""
+
+    def calls(seed):
+        log = []
+        fns = [lambda i=i: log.append(i) for i in range(4)]
+        out = paired_times(fns, rounds=6, shuffle_seed=seed)
+        assert [len(x) for x in out] == [6] * 4
+        rounds = [log[4 + 4 * r: 8 + 4 * r] for r in range(6)]      # after the warm-up calls
+        assert all(sorted(r) == [0, 1, 2, 3] for r in rounds)
+        return rounds
+
+    first = calls(7)
+    assert first == calls(7) and len({tuple(r) for r in first}) > 1
+    log = []
+    paired_times([lambda i=i: log.append(i) for i in range(3)], rounds=2)
+    assert log == [0, 1, 2] * 3                                          # fixed order by default
 
 
 def test_measure_best_orders_rows():

@@ -5,7 +5,7 @@ import math
 
 import torch
 
-from iclr24.claims import Scale
+from iclr24.claims import Estimate, Scale, evaluate_rule
 from iclr24.papers.flashfftconv import (
     FrequencySparseFFTConv,
     MonarchFFTConv,
@@ -18,6 +18,7 @@ from iclr24.papers.flashfftconv import (
 )
 from iclr24.papers.flashfftconv.claims import (
     _log_ratio_estimate,
+    _twiddle_free,
     cpu_throughput,
     exact,
     sparse_tradeoff,
@@ -54,7 +55,28 @@ def test_exact_negative_control_without_twiddles():
         y = mod(u.to(dtype), k.to(dtype)).double()
         errs[f"rel_err_{tag}"] = float((y - ref).abs().max() / ref.abs().max())
     assert min(errs.values()) > 1e-2
+    # the same null, as the claim's own null arm measures it: the test bed can tell
+    errs |= {"null_rel_err_f32": errs["rel_err_f32"], "null_rel_err_f64": errs["rel_err_f64"]}
     assert exact.verdict(errs, Scale.SMALL) == "fails"
+
+
+def test_exact_null_arm_in_the_smoke_run_does_not_hold():
+    """The null arm the claim measures (twiddles dropped, :func:`_twiddle_free`) misses both
+    tolerances in the smoke run itself: judged as the method, it fails; and a test bed whose
+    null passed (a metric blind to a wrong factorization) would make the verdict inconclusive."""
+    m = exact(Scale.SMOKE, 0)
+    assert exact.judge(m.metrics, Scale.SMOKE).verdict == "holds"
+    assert m.metrics["null_rel_err_f32"] > 1e-2 and m.metrics["null_rel_err_f64"] > 1e-2
+    as_method = dict(m.metrics, rel_err_f32=m.metrics["null_rel_err_f32"],
+                     rel_err_f64=m.metrics["null_rel_err_f64"])
+    assert exact.verdict(as_method, Scale.SMALL) == "fails"
+    blind = dict(m.metrics, null_rel_err_f32=m.metrics["rel_err_f32"],
+                 null_rel_err_f64=m.metrics["rel_err_f64"])
+    j = exact.judge(blind, Scale.SMALL)
+    assert j.verdict == "inconclusive" and "cannot tell" in j.reason
+    # the null module is the real one with only the twiddles changed
+    null = _twiddle_free(2**10, torch.float64)
+    assert null.factors == MonarchFFTConv(2**10, order=2).factors
 
 
 def test_cpu_throughput_smoke_reports_time_ratios_against_both_baselines():
@@ -64,12 +86,31 @@ def test_cpu_throughput_smoke_reports_time_ratios_against_both_baselines():
     assert [r["L"] for r in rows] == [256, 4096]
     for r in rows:
         for key in ("t_rfft_ms", "t_fft_ms", "t_method_ms", "time_ratio_vs_rfft",
-                    "time_ratio_vs_fft", "flop_rate_ratio"):
+                    "time_ratio_vs_fft", "flop_rate_ratio", "t_null_ms"):
             assert r[key] > 0
     est = m.metrics["time_ratio_vs_rfft"]
     assert est.low <= est.value <= est.high and est.n == 3
+    null = m.metrics["null_time_ratio_vs_rfft"]
+    assert null.n == 3 and 0.5 < null.value < 2     # rfft against itself: about 1
     assert m.metrics["max_check_err"] < 1e-4       # outputs checked equal before timing
     assert m.metrics["threads"] == 1
+
+
+def _throughput_metrics(rows):
+    return {"time_ratio_vs_rfft": _log_ratio_estimate(rows, "ratio_rfft"),
+            "null_time_ratio_vs_rfft": _log_ratio_estimate(rows, "ratio_null"),
+            "max_check_err": max(r["check_err"] for r in rows)}
+
+
+class _IdentityConv:
+    """A null that computes less: returns its input (the convolution skipped). Faster than any
+    FFT, and wrong."""
+
+    def filter_spectrum(self, k):
+        return k
+
+    def forward_spectrum(self, u, spec):
+        return u.clone()
 
 
 class _DenseDFTConv:
@@ -90,10 +131,34 @@ class _DenseDFTConv:
 
 
 def test_cpu_throughput_negative_control_dense_dft_is_not_faster():
-    rows = time_against_ffts([256, 1024], work=2**15, rounds=3, make_method=_DenseDFTConv)
+    rows = time_against_ffts([256, 1024], work=2**15, rounds=3, make_method=_DenseDFTConv,
+                             null_arm=True)
     assert max(r["check_err"] for r in rows) < 1e-4                  # it is the same conv
-    metrics = {"time_ratio_vs_rfft": _log_ratio_estimate(rows, "ratio_rfft")}
-    assert cpu_throughput.verdict(metrics, Scale.SMALL) != "holds"
+    assert cpu_throughput.verdict(_throughput_metrics(rows), Scale.SMALL) != "holds"
+
+
+def test_cpu_throughput_control_catches_a_method_that_skips_the_work():
+    """The null that computes less (identity, no convolution) is faster than rfft, so the rule
+    alone would hold; the control's output check makes the verdict inconclusive."""
+    rows = time_against_ffts([256, 4096], work=2**15, rounds=3,
+                             make_method=lambda n: _IdentityConv(), null_arm=True)
+    metrics = _throughput_metrics(rows)
+    assert metrics["max_check_err"] > 0.1
+    j = cpu_throughput.judge(metrics, Scale.SMALL)
+    assert j.verdict != "holds" and "cannot tell" in j.reason
+
+
+def test_cpu_throughput_control_needs_the_method_apart_from_the_aa_null():
+    """A method whose interval overlaps the A/A null's (rfft against itself) cannot be told
+    from rfft by this protocol: inconclusive, even below 1. Separated, the rule decides."""
+    base = {"max_check_err": 1e-7, "null_time_ratio_vs_rfft": Estimate(0.97, 0.955, 0.99, 5)}
+    overlapping = dict(base, time_ratio_vs_rfft=Estimate(0.96, 0.94, 0.98, 5))
+    j = cpu_throughput.judge(overlapping, Scale.SMALL)
+    assert j.verdict == "inconclusive" and "cannot tell" in j.reason
+    faster = dict(base, time_ratio_vs_rfft=Estimate(0.8, 0.7, 0.9, 5))
+    assert cpu_throughput.judge(faster, Scale.SMALL).verdict == "holds"
+    slower = dict(base, time_ratio_vs_rfft=Estimate(2.6, 2.5, 2.7, 5))
+    assert cpu_throughput.judge(slower, Scale.SMALL).verdict == "fails"
 
 
 def test_sparse_tradeoff_smoke_runs_and_judges_the_low_pass():
@@ -105,6 +170,17 @@ def test_sparse_tradeoff_smoke_runs_and_judges_the_low_pass():
     assert m.metrics["freq_sparse_flops_ratio_keep50"] < 1.0
     # the low-pass keeps smooth filters nearly intact and loses much of white-noise ones
     assert m.metrics["freq_sparse_err_smooth_keep50"] < m.metrics["freq_sparse_err_white_keep50"]
+    for key in ("freq_sparse_time_ratio_keep50", "null_time_ratio_keep100"):
+        assert m.metrics[key].n == 3                   # an interval over the timing rounds
+    # the null arms measured in this run do not pass the rule: white-noise filters miss the
+    # error level, and the module with every block kept is judged as the sparse one
+    white = dict(m.metrics,
+                 freq_sparse_err_smooth_keep50=m.metrics["freq_sparse_err_white_keep50"],
+                 partial_err_smooth=m.metrics["partial_err_white"])
+    assert evaluate_rule(sparse_tradeoff.rule, white) is False
+    nothing_skipped = dict(m.metrics, freq_sparse_time_ratio_keep50=m.metrics[
+        "null_time_ratio_keep100"])
+    assert sparse_tradeoff.verdict(nothing_skipped, Scale.SMALL) != "holds"
 
 
 def test_sparse_tradeoff_negative_control_dense_modules_as_the_sparse_ones():
@@ -124,9 +200,25 @@ def test_sparse_tradeoff_negative_control_dense_modules_as_the_sparse_ones():
                                                lambda: same.forward_spectrum(u, s2)],
                                               rounds=5, clock="thread")
     metrics = {"freq_sparse_time_ratio_keep50": t_null / t_dense,
-               "freq_sparse_err_smooth_keep50": err, "partial_err_smooth": err}
+               "freq_sparse_err_smooth_keep50": err, "partial_err_smooth": err,
+               "null_time_ratio_keep100": 1.0, "freq_sparse_err_white_keep50": 0.7,
+               "partial_err_white": 0.75}
     assert err < 1e-5
     assert sparse_tradeoff.verdict(metrics, Scale.SMALL) != "holds"
     # and the real sparse modules are what the rule is about
     assert FrequencySparseFFTConv(2 * length, 0.5).kept_fraction == 0.5
     assert PartialFFTConv(2 * length, length // 4).blockwise
+
+
+def test_sparse_tradeoff_control_voids_a_test_bed_that_cannot_tell():
+    """If skipping nothing also looked 20% faster, or white-noise filters lost nothing, the
+    verdict is inconclusive whatever the rule says."""
+    good = {"freq_sparse_time_ratio_keep50": Estimate(0.7, 0.65, 0.75, 7),
+            "freq_sparse_err_smooth_keep50": 0.02, "partial_err_smooth": 0.03,
+            "null_time_ratio_keep100": Estimate(1.0, 0.95, 1.05, 7),
+            "freq_sparse_err_white_keep50": 0.7, "partial_err_white": 0.75}
+    assert sparse_tradeoff.verdict(good, Scale.SMALL) == "holds"
+    for key, value in (("null_time_ratio_keep100", Estimate(0.7, 0.65, 0.75, 7)),
+                       ("freq_sparse_err_white_keep50", 0.01), ("partial_err_white", 0.02)):
+        j = sparse_tradeoff.judge(dict(good, **{key: value}), Scale.SMALL)
+        assert j.verdict == "inconclusive" and "cannot tell" in j.reason

@@ -1,4 +1,4 @@
-"""Smoke runs of the three LCOT claims, the data generator, and determinism."""
+"""Smoke runs of the three LCOT claims, their null arms, the data generator, and determinism."""
 
 import math
 
@@ -7,13 +7,25 @@ import pytest
 
 from iclr24.claims import Measurement, Scale
 from iclr24.papers.lcot import EXPERIMENT2_CLASSES, angles_to_unit, experiment2_measures
-from iclr24.papers.lcot.claims import classification, fidelity, speedup
+from iclr24.papers.lcot.baselines import cot_pairwise, ot_interval_pairwise
+from iclr24.papers.lcot.claims import (
+    _classification,
+    _fidelity,
+    _ot_cut_geometry,
+    _speedup,
+    classification,
+    fidelity,
+    speedup,
+)
 
 RULE_METRICS = {
-    "speedup": {"ratio"},
-    "fidelity": {"spearman", "frac_lcot_ge_cot", "max_unif_gap"},
-    "classification": {"acc_lcot", "acc_cot", "acc_hist_l2", "acc_lcot_logreg", "acc_hist_logreg",
-                       "diff_lcot_cot", "diff_lcot_hist_l2", "diff_logreg_lcot_hist"},
+    "speedup": {"ratio", "ratio_batched", "max_rel_gap"},
+    "fidelity": {"spearman", "frac_lcot_ge_cot", "max_unif_gap", "cut_spearman",
+                 "cut_frac_ge_cot", "cut_max_unif_gap"},
+    "classification": {"acc_lcot", "acc_cot", "acc_ot_cut", "acc_hist_l2", "acc_lcot_shuffled",
+                       "acc_lcot_logreg", "acc_hist_logreg", "diff_lcot_cot", "diff_lcot_ot_cut",
+                       "diff_lcot_hist_l2", "diff_cot_ot_cut", "diff_cot_hist_l2",
+                       "diff_logreg_lcot_hist"},
 }
 
 
@@ -58,16 +70,52 @@ def test_angles_to_unit():
     assert np.all((t >= 0) & (t < 1))
 
 
-def test_classification_rule_rejects_a_null_method():
-    """Negative control: LCOT replaced by histogram L2 (the baseline passed as the method)
-    gives a zero paired difference, which the strict `> 0` part refuses; a method worse than
-    COT by more than 0.05 over the whole interval fails."""
-    from iclr24.claims import seed_difference
+def test_speedup_null_arms_do_not_hold():
+    """The sceptic's nulls for a speed-up, run at smoke in place of LCOT: a stand-in that returns
+    zeros fast is caught by the control (inconclusive), and COT itself - POT's batched search
+    timed as "the method" - is no faster than the batched baseline, so the rule fails."""
+    zeros = _speedup(Scale.SMOKE, 0, all_pairs=lambda v, w, n: np.zeros((v.shape[0],) * 2))
+    judged = speedup.judge(zeros.metrics, Scale.SMOKE)
+    assert judged.verdict == "inconclusive" and "test bed cannot tell" in judged.reason
+    as_cot = _speedup(Scale.SMOKE, 0,
+                      all_pairs=lambda v, w, n: cot_pairwise(list(zip(v, w)), batched=True))
+    assert speedup.judge(as_cot.metrics, Scale.SMOKE).verdict == "fails"
 
-    base = [0.92, 0.90, 0.93]
-    null = {"diff_lcot_cot": seed_difference([0.9, 0.88, 0.9], [0.96, 0.95, 0.97]),
-            "diff_lcot_hist_l2": seed_difference(base, base),
-            "diff_logreg_lcot_hist": seed_difference(base, base)}
-    assert classification.verdict(null, Scale.SMALL) == "fails"
-    noisy = dict(null, diff_lcot_hist_l2=seed_difference([0.95, 0.90, 0.99], [0.94, 0.93, 0.92]))
-    assert classification.verdict(noisy, Scale.SMALL) != "holds"
+
+def test_fidelity_null_arm_does_not_hold():
+    """OT cut at 0 scored in LCOT's place fails the rule (it does not equal COT at the uniform
+    reference), and in the real run the same null, measured beside LCOT, keeps the control true."""
+    null = _fidelity(Scale.SMOKE, 0, geometry=_ot_cut_geometry)
+    assert fidelity.judge(null.metrics, Scale.SMOKE).verdict == "fails"
+    real = fidelity(Scale.SMOKE, 0).metrics
+    assert real["cut_max_unif_gap"] > 1e-3 >= real["max_unif_gap"]
+    assert fidelity.judge(real, Scale.SMOKE).verdict == "holds"
+
+
+def test_classification_null_arms_do_not_hold():
+    """LCOT's 5-NN distances replaced by OT cut at 0 (the optimal rotation switched off) give a
+    zero difference to the cut, which the strict `> 0` refuses; shuffled labels stay near
+    chance (1/6), so the control's leak check passes."""
+    null = _classification(Scale.SMOKE, 0, method_distances=ot_interval_pairwise)
+    assert null.metrics["diff_lcot_ot_cut"] == 0.0
+    assert classification.judge(null.metrics, Scale.SMOKE).verdict != "holds"
+    assert null.metrics["acc_lcot_shuffled"] <= 0.4
+
+
+def test_classification_control_on_a_test_bed_that_cannot_tell():
+    """When COT (the positive control) does not beat the cut, the verdict is inconclusive, not
+    holds or fails, whatever LCOT's own differences say."""
+    from iclr24.claims import Estimate, seed_difference
+
+    good = [0.95, 0.96, 0.97]
+    metrics = {"diff_lcot_cot": seed_difference(good, good),
+               "diff_lcot_ot_cut": seed_difference(good, [0.90, 0.91, 0.90]),
+               "diff_lcot_hist_l2": seed_difference(good, [0.80, 0.82, 0.81]),
+               "diff_logreg_lcot_hist": seed_difference(good, good),
+               "acc_lcot_shuffled": Estimate.mean_of([0.18, 0.15, 0.17]),
+               "diff_cot_ot_cut": seed_difference(good, [0.96, 0.95, 0.97]),
+               "diff_cot_hist_l2": seed_difference(good, [0.80, 0.82, 0.81])}
+    judged = classification.judge(metrics, Scale.SMALL)
+    assert judged.verdict == "inconclusive" and "test bed cannot tell" in judged.reason
+    metrics["diff_cot_ot_cut"] = seed_difference(good, [0.90, 0.91, 0.90])
+    assert classification.judge(metrics, Scale.SMALL).verdict == "holds"

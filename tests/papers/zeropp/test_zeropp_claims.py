@@ -8,8 +8,8 @@ from iclr24.claims import Measurement, Scale
 from iclr24.papers.zeropp.claims import block_quantization_error, comm_volume, convergence
 
 RULE_METRICS = {
-    "comm_volume": {"max_rel_err_vs_formula", "measured_ratio"},
-    "convergence": {"q8_loss_ratio"},
+    "comm_volume": {"max_rel_err_vs_formula", "measured_ratio", "zeropp_update_rel_err"},
+    "convergence": {"q8_loss_ratio", "q2_pretrain_loss_ratio_min", "q8_weight_rel_diff_min"},
     "block_quantization_error": {"weight_ratio_int8", "grad_ratio_int8"},
 }
 
@@ -39,13 +39,54 @@ def test_convergence_rule_is_an_equivalence_test_on_the_interval():
     over its whole interval; a ratio whose interval crosses the 2% band is inconclusive."""
     from iclr24.claims import Estimate
 
+    control = {"q2_pretrain_loss_ratio_min": 4.0, "q8_weight_rel_diff_min": 0.02}
+
     def verdict(ratios):
-        return convergence.verdict({"q8_loss_ratio": Estimate.mean_of(ratios)}, Scale.SMALL)
+        return convergence.verdict({"q8_loss_ratio": Estimate.mean_of(ratios), **control},
+                                   Scale.SMALL)
 
     assert verdict([1.041, 1.043, 1.039]) == "fails"
     assert verdict([1.0, 1.03, 0.99]) == "inconclusive"
     assert verdict([1.001, 1.0005, 1.002]) == "holds"
-    assert convergence.verdict({"q8_loss_ratio": 0.95}, Scale.SMOKE) == "fails"
+    assert convergence.verdict({"q8_loss_ratio": 0.95, **control}, Scale.SMOKE) == "fails"
+    # a band that lets the 2-bit positive control through, or an 8-bit run that never left
+    # ZeRO-3's trajectory, cannot tell: inconclusive whatever the ratio
+    for key, value in (("q2_pretrain_loss_ratio_min", 1.01), ("q8_weight_rel_diff_min", 0.0)):
+        j = convergence.judge({"q8_loss_ratio": Estimate.mean_of([1.001, 1.0005, 1.002]),
+                               **dict(control, **{key: value})}, Scale.SMALL)
+        assert j.verdict == "inconclusive" and "cannot tell" in j.reason
+
+
+@pytest.mark.timeout(120)
+def test_convergence_null_arm_quantization_skipped_does_not_hold():
+    """The audit's null: every ZeRO++ run with qwZ and qgZ silently off (hpZ kept). Its 8-bit
+    ratio is exactly 1, which the equivalence rule alone would call 'holds'; the control sees
+    that the 2-bit positive control no longer lags and the 8-bit run equals ZeRO-3."""
+    from iclr24.papers.zeropp.claims import _convergence_measurement
+
+    m = _convergence_measurement(Scale.SMOKE, 0, quantize=False)
+    assert m.metrics["q8_loss_ratio"] == 1.0 and m.metrics["q2_pretrain_loss_ratio"] == 1.0
+    assert m.metrics["q8_weight_rel_diff_min"] == 0.0
+    j = convergence.judge(m.metrics, Scale.SMOKE)
+    assert j.verdict == "inconclusive" and "cannot tell" in j.reason and "holds" in j.reason
+    assert convergence.judge(m.metrics, Scale.SMALL).verdict != "holds"
+
+
+@pytest.mark.timeout(120)
+def test_comm_volume_null_arm_right_bytes_without_content_does_not_hold(monkeypatch):
+    """A transport that sends exactly ZeRO++'s bytes but delivers zeros instead of the
+    quantized weights and gradients: the byte rule alone holds, the fidelity control does not."""
+    import torch
+
+    from iclr24.papers.zeropp.wire_format import BlockQuantCodec
+
+    monkeypatch.setattr(BlockQuantCodec, "decode",
+                        lambda self, payload, numel: torch.zeros(numel))
+    m = comm_volume(Scale.SMOKE, 0)
+    assert m.metrics["measured_ratio"] >= 4 and m.metrics["max_rel_err_vs_formula"] <= 0.01
+    assert m.metrics["zeropp_update_rel_err"] >= 0.99
+    j = comm_volume.judge(m.metrics, Scale.SMOKE)
+    assert j.verdict == "inconclusive" and "cannot tell" in j.reason
 
 
 def test_comm_volume_rule_does_not_hold_with_the_switches_off():
@@ -68,7 +109,8 @@ def test_comm_volume_rule_does_not_hold_with_the_switches_off():
         for r in per_rank:
             ledger.absorb(r[i]["ledger"])
         egress.append(sum(ledger.egress_per_node(CROSS)))
-    metrics = {"max_rel_err_vs_formula": 0.0, "measured_ratio": egress[0] / egress[1]}
+    metrics = {"max_rel_err_vs_formula": 0.0, "measured_ratio": egress[0] / egress[1],
+               "zeropp_update_rel_err": 0.0}   # ZeRO-3's own update: exact
     assert metrics["measured_ratio"] == pytest.approx(1.0)
     assert comm_volume.verdict(metrics, Scale.SMALL) == "fails"
 

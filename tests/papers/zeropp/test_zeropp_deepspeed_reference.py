@@ -72,8 +72,13 @@ def test_rule_does_not_hold_when_the_reference_lacks_the_key_step():
     ds_zero3 = ring_cross_node_egress(_zero3_step(False), TOPO)
     diff = max_relative_difference(ours_hpz, ds_zero3)
     assert diff == pytest.approx(1 / 3)
-    metrics = {"max_rel_diff_zero3": 0.0, "max_rel_diff_hpz": diff}
+    metrics = {"max_rel_diff_zero3": 0.0, "max_rel_diff_hpz": diff,
+               "null_rel_diff_swapped": diff}
     assert deepspeed_cross_check.verdict(metrics, Scale.SMALL) == "fails"
+    # a comparison that could not tell ZeRO-3 from hpZ would void even a perfect match
+    blind = {"max_rel_diff_zero3": 0.0, "max_rel_diff_hpz": 0.0, "null_rel_diff_swapped": 0.0}
+    j = deepspeed_cross_check.judge(blind, Scale.SMALL)
+    assert j.verdict == "inconclusive" and "cannot tell" in j.reason
     assert max_relative_difference(ds_zero3, ds_zero3) == 0.0
     with pytest.raises(ValueError, match="phases differ"):
         max_relative_difference({"a": [1, 1]}, ds_zero3)
@@ -107,5 +112,7 @@ def test_deepspeed_cross_check_claim_runs(monkeypatch, tmp_path):
     monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "ext"))
     m = deepspeed_cross_check(Scale.SMALL, 0)
     assert deepspeed_cross_check.verdict(m.metrics, Scale.SMALL) == "holds"
+    # the null arm measured in the run (swapped configurations) does not match
+    assert 0.3 < m.metrics["null_rel_diff_swapped"] < 0.37     # ~1/3: the bwd gather
     assert m.metrics["zero3_cross_over_M_deepspeed"] == pytest.approx(2.25, rel=1e-3)
     assert m.metrics["hpz_cross_over_M_deepspeed"] == pytest.approx(1.5, rel=1e-3)

@@ -12,7 +12,8 @@
   median over blocks) with an explicit thread count that is restored afterwards.
 * :func:`paired_median_times` times several functions in interleaved rounds (A, B, A, B, ...) and
   returns each one's median: on a shared machine whose load drifts, interleaving keeps the
-  comparison fair where back-to-back ``blocked_autorange`` runs would not. ``clock="thread"``
+  comparison fair where back-to-back ``blocked_autorange`` runs would not (optionally in a fresh
+  random order per round, so no function always runs right after another). ``clock="thread"``
   measures the calling thread's CPU time with one intra-op thread, which is insensitive to other
   processes preempting us (used to build the order table on a busy machine).
 * :func:`measure_best_orders` times orders 2/3/4 per transform size at fixed work per call; its
@@ -101,10 +102,17 @@ def median_time(fn: Callable[[], object], *, min_run_time: float = 0.2,
 
 
 def paired_times(fns: Sequence[Callable[[], object]], *, rounds: int = 5, number: int = 1,
-                 num_threads: int | None = None, clock: str = "wall") -> list[list[float]]:
+                 num_threads: int | None = None, clock: str = "wall",
+                 shuffle_seed: int | None = None) -> list[list[float]]:
     """Seconds per call of each of ``fns`` in each of ``rounds`` interleaved rounds (A, B, A, B,
     …) of ``number`` calls, after one warm-up call each: ``out[i][r]``. ``clock`` is ``"wall"``
-    (``time.perf_counter``) or ``"thread"`` (``time.thread_time``, forces one thread)."""
+    (``time.perf_counter``) or ``"thread"`` (``time.thread_time``, forces one thread).
+
+    ``shuffle_seed``: run the functions of each round in a fresh random order (drawn from
+    ``random.Random(shuffle_seed)``) instead of always A, B, C: with a fixed order one function
+    always runs right after another (the baseline after the method, whose buffers evict its
+    inputs from the cache), a bias that a random order spreads evenly over the functions."""
+    import random
     import time
 
     if clock not in ("wall", "thread"):
@@ -121,8 +129,13 @@ def paired_times(fns: Sequence[Callable[[], object]], *, rounds: int = 5, number
             torch.set_num_threads(int(num_threads))
         for fn in fns:
             fn()
+        rng = None if shuffle_seed is None else random.Random(shuffle_seed)
         for _ in range(rounds):
-            for i, fn in enumerate(fns):
+            order = list(range(len(fns)))
+            if rng is not None:
+                rng.shuffle(order)
+            for i in order:
+                fn = fns[i]
                 t0 = now()
                 for _ in range(number):
                     fn()
@@ -134,12 +147,12 @@ def paired_times(fns: Sequence[Callable[[], object]], *, rounds: int = 5, number
 
 def paired_median_times(fns: Sequence[Callable[[], object]], *, rounds: int = 5,
                         number: int = 1, num_threads: int | None = None,
-                        clock: str = "wall") -> list[float]:
+                        clock: str = "wall", shuffle_seed: int | None = None) -> list[float]:
     """Median over the rounds of :func:`paired_times`, per function."""
     import statistics
 
     samples = paired_times(fns, rounds=rounds, number=number, num_threads=num_threads,
-                           clock=clock)
+                           clock=clock, shuffle_seed=shuffle_seed)
     return [statistics.median(s) for s in samples]
 
 
@@ -183,7 +196,8 @@ def _factors(m: int, order: int) -> tuple[int, ...]:
 
 def time_against_ffts(lengths: Sequence[int], *, work: int, rounds: int,
                       make_method: Callable[[int], object] | None = None, seed: int = 0,
-                      progress: Callable[..., None] | None = None) -> list[dict]:
+                      progress: Callable[..., None] | None = None,
+                      null_arm: bool = False) -> list[dict]:
     """Causal convolution at fixed work per call (B·H·L = ``work``, float32, B >= 2, FFT(k)
     precomputed for all three): a method vs ``irfft(rfft(u) ⊙ K)`` (the strongest CPU baseline)
     vs complex ``ifft(fft(u) ⊙ K)`` (the official benchmark's baseline), timed in ``rounds``
@@ -193,6 +207,13 @@ def time_against_ffts(lengths: Sequence[int], *, work: int, rounds: int,
     ``forward_spectrum(u, spec)`` (default: ``MonarchFFTConv(fft_size)``, its order picked by
     ``order=None``). Rows per length: medians (ms), per-round time ratios ``ratio_rfft`` /
     ``ratio_fft`` (lists, one per round), the output check against rfft and analytic flops.
+
+    The functions run in a fresh random order in every round (seeded by ``seed``), so none of
+    them always follows another. ``null_arm=True`` adds an A/A null: the rfft convolution
+    itself, as a separate function timed in the same rounds, with its per-round ratio to the
+    baseline in ``ratio_null`` and its median ratio in ``time_ratio_null_vs_rfft``. Identical
+    work, so any bias of the timing protocol (or noise larger than its interval admits) shows
+    up as a null ratio away from 1.
     """
     make_method = make_method or (lambda n: MonarchFFTConv(n))
     gen = torch.Generator().manual_seed(seed)
@@ -218,10 +239,19 @@ def time_against_ffts(lengths: Sequence[int], *, work: int, rounds: int,
             def run_method(method=method, spec=spec, u=u):
                 return method.forward_spectrum(u, spec)
 
+            def run_null(u=u, kr=kr, n=n, length=length):   # the baseline again (A/A null)
+                return torch.fft.irfft(torch.fft.rfft(u, n=n) * kr, n=n)[..., :length]
+
             ref = run_rfft().double()
             err = float((run_method().double() - ref).abs().max() / ref.abs().max())
-            t_m, t_r, t_f = paired_times([run_method, run_rfft, run_fft], rounds=rounds,
-                                         clock="thread")
+            fns = [run_method, run_rfft, run_fft]
+            order_seed = seed * 1000 + i
+            if null_arm:
+                t_n, t_m, t_r, t_f = paired_times([run_null, *fns], rounds=rounds,
+                                                  clock="thread", shuffle_seed=order_seed)
+            else:
+                t_m, t_r, t_f = paired_times(fns, rounds=rounds, clock="thread",
+                                             shuffle_seed=order_seed)
             med = lambda xs: sorted(xs)[len(xs) // 2] if len(xs) % 2 else 0.5 * (
                 sorted(xs)[len(xs) // 2 - 1] + sorted(xs)[len(xs) // 2])
             row = {"L": length, "N": n, "BH": bh, "order": getattr(method, "order", None),
@@ -231,6 +261,10 @@ def time_against_ffts(lengths: Sequence[int], *, work: int, rounds: int,
                    "ratio_fft": [a / b for a, b in zip(t_m, t_f)], "check_err": err}
             row["time_ratio_vs_rfft"] = row["t_method_ms"] / row["t_rfft_ms"]
             row["time_ratio_vs_fft"] = row["t_method_ms"] / row["t_fft_ms"]
+            if null_arm:
+                row["t_null_ms"] = 1e3 * med(t_n)
+                row["ratio_null"] = [a / b for a, b in zip(t_n, t_r)]
+                row["time_ratio_null_vs_rfft"] = row["t_null_ms"] / row["t_rfft_ms"]
             if isinstance(method, MonarchFFTConv):
                 fl_m, fl_r = monarch_conv_flops(method), rfft_conv_flops(n)
                 row["flops_ratio"] = fl_m / fl_r

@@ -158,13 +158,14 @@ def train_job(comm: Communicator, job: TrainJob, sizes: Sequence[int],
 
 
 def one_step_job(comm: Communicator, sizes: Sequence[int], init_state: dict[str, torch.Tensor],
-                 configs: Sequence[ZeroPPConfig], batch: tuple[torch.Tensor, torch.Tensor]
-                 ) -> list[dict[str, Any]]:
+                 configs: Sequence[ZeroPPConfig], batch: tuple[torch.Tensor, torch.Tensor],
+                 with_state: bool = False) -> list[dict[str, Any]]:
     """One forward/backward/step per configuration; the byte ledger of each step.
 
     batch: the global (x, y); each rank takes its equal slice. Returns per config
     {"ledger": snapshot, "shard_numels": [S per unit], "grad_blocks": [qgZ block per unit],
-    "secondary_bytes": hpZ bytes held}.
+    "secondary_bytes": hpZ bytes held}, and with ``with_state`` the exact fp32 parameters after
+    the step under "state" (gathered after the ledger snapshot, so not counted in it).
     """
     x, y = batch
     b = len(y) // comm.world_size
@@ -178,10 +179,13 @@ def one_step_job(comm: Communicator, sizes: Sequence[int], init_state: dict[str,
         engine.backward(loss)
         secondary = engine.secondary_nbytes()
         engine.step()
-        out.append({"ledger": comm.ledger.snapshot(),
-                    "shard_numels": [u.shard_numel for u in engine.units],
-                    "grad_blocks": [u.grad_block_size for u in engine.units],
-                    "secondary_bytes": secondary})
+        row = {"ledger": comm.ledger.snapshot(),
+               "shard_numels": [u.shard_numel for u in engine.units],
+               "grad_blocks": [u.grad_block_size for u in engine.units],
+               "secondary_bytes": secondary}
+        if with_state:
+            row["state"] = engine.full_state_dict()
+        out.append(row)
     return out
 
 
