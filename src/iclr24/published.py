@@ -89,7 +89,10 @@ def record_to_line(record: Record, figure: str | None) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "paper": record.paper, "claim": record.claim, "scale": record.scale,
-        "seed": record.seed, "verdict": record.verdict, "reason": record.reason,
+        "seed": record.seed,
+        "n_seeds": max((v.n for v in record.metrics.values() if isinstance(v, Estimate)),
+                       default=1),  # the largest interval's replicates (seeds from `seed` on)
+        "verdict": record.verdict, "reason": record.reason,
         "rule": record.rule, "control": record.control,
         "metrics": {k: _metric_doc(v) for k, v in record.metrics.items()},
         "paper_reference": json_safe(record.paper_reference), "notes": record.notes,
@@ -225,6 +228,7 @@ def _atomic_write(path: Path, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 is for secrets; these are the project's files
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

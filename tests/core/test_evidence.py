@@ -186,6 +186,7 @@ def test_publish_then_read_back_record_for_record(fake_registry, monkeypatch, re
     # one line per claim and scale; publishing again replaces that line and keeps the others
     lines = (results / "gamma.jsonl").read_text().splitlines()
     assert [json.loads(x)["claim"] for x in lines] == ["controlled", "not_finite"]
+    assert [json.loads(x)["n_seeds"] for x in lines] == [3, 1]
     monkeypatch.setenv("GAMMA_VALUE", "0.9")
     from iclr24.registry import get, select_claims
     from iclr24.runner import run_one
