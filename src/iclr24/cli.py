@@ -17,6 +17,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from iclr24 import registry
@@ -43,7 +44,7 @@ VERDICT_STYLE = {"holds": "green", "fails": "yellow", "inconclusive": "cyan", "e
 
 
 def _usage_error(message: str) -> typer.Exit:
-    err.print(f"[red]error:[/] {message}", highlight=False)
+    err.print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(2)
 
 
@@ -100,7 +101,8 @@ def list_papers(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     if as_json:
         doc = {"papers": [
             {"slug": p.slug, "title": p.title, "area": p.area, "status": p.status,
-             "claims": list(p.claim_names),
+             "claims": list(p.claim_names), "missing": p.missing_modules(),
+             "install": f'pip install "iclr24[{p.slug}]"' if p.implemented else None,
              "results": [heads[(p.slug, n)].to_json() for n in p.claim_names]}
             for p in papers], "summary": summary_line(heads)}
         typer.echo(json.dumps(doc, indent=2))
@@ -115,8 +117,11 @@ def list_papers(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     for p in papers:
         mine = [heads[(p.slug, n)] for n in p.claim_names]
         verdicts = "; ".join(f"{h.claim}: {_headline_markup(h)}" for h in mine)
+        missing = p.missing_modules()
+        smoke = (f"[yellow]not installed[/] ({', '.join(missing)}): "
+                 + escape(f'pip install "iclr24[{p.slug}]"') if missing else _smoke_counts(mine))
         table.add_row(p.slug, p.title, p.area,
-                      verdicts if p.implemented else "[dim]planned[/]", _smoke_counts(mine))
+                      verdicts if p.implemented else "[dim]planned[/]", smoke)
     out.print(table)
     out.print(f"Headline: each claim's largest-scale current result; {summary_line(heads)}. "
               "Smoke only checks that a claim runs here.", highlight=False, soft_wrap=True)
@@ -217,6 +222,18 @@ def _plan(slugs: list[str], claim_names: list[str], scale: Scale | None = None
                                    f"implemented papers: "
                                    f"{', '.join(p.slug for p in registry.papers() if p.implemented)}")
             papers.append(paper)
+    for paper in papers:
+        missing = paper.missing_modules()
+        if missing and "all" not in slugs:
+            raise _usage_error(f"paper {paper.slug!r} needs modules that are not installed "
+                               f"({', '.join(missing)}): pip install \"iclr24[{paper.slug}]\"")
+    if "all" in slugs:
+        skipped = [p.slug for p in papers if p.missing_modules()]
+        if skipped:
+            err.print(f"[yellow]not installed, left out:[/] {', '.join(skipped)} "
+                      + escape('(pip install "iclr24[SLUG]", or "iclr24[all]")'),
+                      highlight=False, soft_wrap=True)
+            papers = [p for p in papers if p.slug not in skipped]
     known = {name for p in papers for name in p.claim_names}
     missing = [n for n in claim_names if n not in known]
     if missing:

@@ -30,6 +30,11 @@ _IMPORT = re.compile(
     re.MULTILINE)
 
 
+# Package inits that hold no method code (the version string; the import-hint finder of
+# iclr24.papers): not dependencies of a result, so editing them stales nothing.
+_NAMESPACES = frozenset({"iclr24", "iclr24.papers"})
+
+
 def _module_file(dotted: str) -> Path | None:
     """The file of module ``iclr24.a.b`` (a module file or a package's ``__init__.py``)."""
     return _find_module(SOURCE_ROOT, dotted)
@@ -106,7 +111,8 @@ def _with_parents(dotted: str) -> list[str]:
 def dependency_files(package: Path) -> list[Path]:
     """Every file the results of the paper package at ``package`` depend on, sorted: all its
     files (data files included, ``__pycache__`` left out), the ``iclr24`` modules they import
-    transitively, and the claim contract with what it imports."""
+    transitively, and the claim contract with what it imports (the ``iclr24`` and
+    ``iclr24.papers`` package inits aside: they hold no method code)."""
     package = Path(package)
     if not package.is_dir():
         raise ValueError(f"package must be a paper package's folder; {str(package)!r} is not "
@@ -125,6 +131,8 @@ def dependency_files(package: Path) -> list[Path]:
         names = {name for dotted in _imports(path, (stat.st_size, stat.st_mtime_ns))
                  if dotted.startswith("iclr24") for name in _with_parents(dotted)}
         for name in sorted(names):
+            if name in _NAMESPACES:
+                continue
             if name.startswith("iclr24.papers.") and name.split(".")[2] != slug:
                 continue  # papers never import each other; a stray name is not followed
             target = _module_file(name)

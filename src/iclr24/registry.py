@@ -102,6 +102,13 @@ class Paper:
     def implemented(self) -> bool:
         return self.status == IMPLEMENTED
 
+    def missing_modules(self) -> list[str]:
+        """Third-party modules this paper imports that are not installed (its extra
+        provides them: :func:`iclr24.extras.install_line`); found without importing."""
+        from iclr24 import extras
+
+        return extras.missing_modules(self.slug) if self.implemented else []
+
     @property
     def url(self) -> str:
         if self.arxiv:

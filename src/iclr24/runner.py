@@ -259,9 +259,12 @@ def run_claims(claims: Sequence[tuple[Paper, str]], scale: Scale | str, seed: in
         def on_record(task: ClaimTask, record: Record) -> None:
             store.add(record)
             outcome.records.append(record)
-            colour = VERDICT_COLOURS[record.verdict]
+            # at smoke a claim ran or raised: its rule's verdict there is not evidence
+            word = ("ran" if scale is Scale.SMOKE and record.verdict != "error"
+                    else record.verdict)
+            colour = VERDICT_COLOURS.get(word, "default")
             bar.update(rows[task.index], completed=1.0,
-                       note=f"[{colour}]{record.verdict}[/] {record.duration_s:.1f}s")
+                       note=f"[{colour}]{word}[/] {record.duration_s:.1f}s")
             bar.advance(overall)
 
         try:

@@ -55,4 +55,4 @@ def test_negative_controls():
                                       "div_cos_gain": _e(0.01, 0.05),
                                       "toxicity_drop": _e(-0.01, 0.01)}, Scale.SMALL) != "holds"
     assert smollm2_selection.verdict({"div_bleu_gain": math.nan, "div_cos_gain": 0.1,
-                                      "toxicity_drop": 0.0}, Scale.SMOKE) == "fails"
+                                      "toxicity_drop": 0.0}, Scale.SMOKE) == "inconclusive"

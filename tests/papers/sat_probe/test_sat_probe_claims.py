@@ -73,7 +73,7 @@ def test_negative_controls():
                          Scale.SMALL) != "holds"
         # far behind confidence
         assert c.verdict(dict(GOOD, confidence_minus_sat=_e(0.15, 0.2)), Scale.SMALL) == "fails"
-        assert c.verdict(dict(GOOD, sat_auroc=float("nan")), Scale.SMALL) == "fails"
+        assert c.verdict(dict(GOOD, sat_auroc=float("nan")), Scale.SMALL) == "inconclusive"
     for c in (early_layers, early_layers_smollm2):
         # the key step removed (early probe at chance): nothing retained
         assert c.verdict(dict(GOOD, early_retention=_e(-0.1, 0.1)), Scale.SMALL) == "fails"
