@@ -20,6 +20,8 @@ SINGLE_RUN = {
     "zeropp.deepspeed_cross_check": "DeepSpeed's own collectives priced byte for byte: a "
                                     "deterministic equality check",
     "autofd.exact_derivatives": "exactness against hand-derived closed forms",
+    "nfg_transformer.equivariance": "an exact property of one network (a float32 error of "
+                                    "~1e-7 for every seed), the non-equivariant MLP its control",
     "autofd.call_cache": "evaluation counts and cached values of the same compositions with "
                          "the cache on and off are deterministic; the neural functional beside "
                          "its frozen-kernel null is one training run, a check that the cached "

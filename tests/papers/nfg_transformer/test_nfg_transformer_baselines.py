@@ -58,12 +58,88 @@ def test_nashpy_equilibria_and_mlp_validate_inputs():
         replicator_dynamics(torch.zeros(1, 3, 3, 3))
 
 
-def test_lemke_howson_that_cycles_is_reported_as_a_failure_not_a_hang():
+def test_lemke_howson_that_cycles_is_not_a_hang_and_any_solution_is_verified():
+    import time
+
     from iclr24.papers.nfg_transformer import l2_invariant_games
 
-    # game 6 of this draw makes nashpy's pivoting cycle (found in a small run)
+    # game 6 of this draw makes nashpy's Lemke-Howson (label 0) cycle (found in a small run)
     g = l2_invariant_games(7, (8, 8), torch.Generator().manual_seed(0), dtype=torch.float64)
-    x, y, ok = nashpy_equilibria(g[6:7].numpy(), time_limit_s=0.5)
-    assert not ok[0] and x.shape == (1, 8) and y.shape == (1, 8)
+    t0 = time.perf_counter()
+    x, y, ok, methods = nashpy_equilibria(g[6:7].numpy(), time_limit_s=0.5, return_methods=True)
+    assert time.perf_counter() - t0 < 25 and x.shape == (1, 8) and y.shape == (1, 8)
+    if ok[0]:  # another label, the transposed game or vertex enumeration found one: verified
+        assert methods[0] != "lh0"
+        assert nash_conv(g[6:7], [torch.from_numpy(x), torch.from_numpy(y)], reduce="sum") < 1e-6
     x, y, ok = nashpy_equilibria(g[:2].numpy())
     assert ok.all() and nash_conv(g[:2], [torch.from_numpy(x), torch.from_numpy(y)]).max() < 1e-9
+
+
+def test_lemke_howson_non_equilibrium_is_caught_and_replaced_by_a_verified_one():
+    import nashpy
+    import numpy as np
+
+    from iclr24.papers.nfg_transformer import l2_invariant_games
+
+    # nashpy 0.0.43's Lemke-Howson returns a non-equilibrium on 6x4 games (every label)
+    g = l2_invariant_games(3, (6, 4), torch.Generator().manual_seed(1), dtype=torch.float64)
+    a, b = g[0, 0].numpy(), g[0, 1].numpy()
+    lx, ly = nashpy.Game(a + np.arange(4.0), b + np.arange(6.0)[:, None]).lemke_howson(0)
+    bad = nash_conv(g[:1], [torch.from_numpy(lx)[None], torch.from_numpy(ly)[None]], reduce="sum")
+    assert bad > 0.01  # the raw solver output is not an equilibrium
+    x, y, ok, methods = nashpy_equilibria(g.numpy(), return_methods=True)
+    assert ok.all() and all(m != "lh0" for m in methods)
+    nc = nash_conv(g, [torch.from_numpy(x), torch.from_numpy(y)], reduce="sum")
+    assert float(nc.max()) < 1e-6
+
+
+def test_nashpy_equilibria_marks_unverifiable_games_unsolved(monkeypatch):
+    import nashpy
+    import numpy as np
+
+    # every solver returns a pure profile that is not an equilibrium -> unsolved, never solved
+    def wrong(self, *args, **kwargs):
+        x, y = np.zeros(self.payoff_matrices[0].shape[0]), np.zeros(
+            self.payoff_matrices[0].shape[1])
+        x[0] = y[0] = 1.0
+        return x, y
+
+    def wrong_iter(self):
+        yield wrong(self)
+
+    monkeypatch.setattr(nashpy.Game, "lemke_howson", wrong)
+    monkeypatch.setattr(nashpy.Game, "vertex_enumeration", wrong_iter)
+    pd = torch.tensor([[[3.0, 0.0], [5.0, 1.0]], [[3.0, 5.0], [0.0, 1.0]]],
+                      dtype=torch.float64)[None]  # (0, 0) is not an equilibrium
+    _, _, ok, methods = nashpy_equilibria(pd.numpy(), return_methods=True)
+    assert not ok[0] and methods == ["unsolved"]
+
+
+def test_bad_inputs_to_baselines_name_the_argument():
+    with pytest.raises(ValueError, match="finite"):
+        nashpy_equilibria(np_nan_game())
+    with pytest.raises(ValueError, match="at least one game"):
+        nashpy_equilibria(torch.zeros(0, 2, 3, 3).numpy())
+    with pytest.raises(ValueError, match="finite"):
+        PayoffMLP((3, 3))(torch.full((1, 2, 3, 3), float("nan")))
+    with pytest.raises(ValueError, match="finite"):
+        replicator_dynamics(torch.full((1, 2, 3, 3), float("nan")))
+    with pytest.raises(ValueError, match="at least one game"):
+        replicator_dynamics(torch.zeros(0, 2, 3, 3))
+
+
+def np_nan_game():
+    g = torch.zeros(1, 2, 3, 3, dtype=torch.float64)
+    g[0, 0, 1, 1] = float("nan")
+    return g.numpy()
+
+
+def test_regularised_melo_beats_the_global_mean_on_held_out_disc_entries():
+    from iclr24.papers.nfg_transformer import disc_games, fit_ratings_cv
+
+    g, m = disc_games(48, 12, 4, 0.5, torch.Generator().manual_seed(5))
+    w, hidden = g[:, 0], ~m
+    mean_mse = float((0.5 - w)[hidden].square().mean())  # global mean of a symmetric mask = 0.5
+    r, c, lam = fit_ratings_cv(w, m, k=2, steps=300, generator=torch.Generator().manual_seed(0))
+    melo_mse = float((predict_ratings(r, c) - w)[hidden].square().mean())
+    assert melo_mse < mean_mse and lam > 0

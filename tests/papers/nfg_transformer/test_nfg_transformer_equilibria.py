@@ -133,3 +133,36 @@ def test_bad_strategies_and_reduce_give_clear_errors():
         max_deviation_gain(torch.zeros(2, 3, 3, 3))
     with pytest.raises(ValueError, match="mask must have shape"):
         deviation_gains(g, good, torch.ones(2, 3, dtype=torch.bool))
+
+
+def test_strategies_off_the_simplex_or_not_finite_are_refused():
+    g = l2_invariant_games(2, (3, 3), torch.Generator().manual_seed(0))
+    good = torch.full((2, 3), 1 / 3)
+    with pytest.raises(ValueError, match=r"strategies\[0\].*sum to 1"):
+        nash_conv(g, [torch.ones(2, 3) * 7.0, good])  # unnormalised scores
+    with pytest.raises(ValueError, match=r"strategies\[1\].*non-negative"):
+        nash_conv(g, [good, torch.tensor([[1.5, -0.5, 0.0]] * 2)])  # sums to 1, negative
+    with pytest.raises(ValueError, match=r"strategies\[0\].*finite"):
+        deviation_gains(g, [torch.full((2, 3), float("nan")), good])
+    with pytest.raises(TypeError, match=r"strategies\[0\].*floating"):
+        nash_conv(g, [torch.ones(2, 3, dtype=torch.long), good])
+    # round-off is fine: a float32 softmax
+    sm = torch.randn(2, 3).softmax(-1)
+    assert torch.isfinite(nash_conv(g, [sm, good])).all()
+
+
+def test_bad_payoffs_in_nash_conv_are_refused():
+    g = l2_invariant_games(2, (3, 3), torch.Generator().manual_seed(0))
+    good = [torch.full((2, 3), 1 / 3)] * 2
+    bad = g.clone()
+    bad[0, 1, 2, 2] = float("nan")
+    with pytest.raises(ValueError, match="payoffs must be finite"):
+        nash_conv(bad, good)
+    with pytest.raises(ValueError, match="payoffs must be finite"):
+        max_deviation_gain(bad)
+    with pytest.raises(ValueError, match="at least one game"):
+        nash_conv(g[:0], [s[:0] for s in good])
+    mask = torch.ones(2, 3, 3, dtype=torch.bool)
+    mask[0, 2, 2] = False  # deviation gains read unobserved deviations too: still refused
+    with pytest.raises(ValueError, match="payoffs must be finite"):
+        nash_conv(bad, good, mask)

@@ -128,6 +128,18 @@ def test_bad_payoffs_and_masks_give_clear_errors():
         enc(g, torch.zeros(2, 3, 3, dtype=torch.bool))
     with pytest.raises(TypeError, match="floating"):
         enc(torch.zeros(2, 2, 3, 3, dtype=torch.long))
+    nan = g.clone()
+    nan[1, 0, 1, 1] = float("nan")
+    with pytest.raises(ValueError, match="payoffs must be finite"):
+        enc(nan)  # used to give NaN embeddings (hence NaN logits) silently
+    with pytest.raises(ValueError, match="payoffs must be finite"):
+        enc(nan.clone().fill_(float("inf")))
+    mask = torch.ones(2, 3, 3, dtype=torch.bool)
+    mask[1, 1, 1] = False  # an unobserved NaN payoff is allowed and never enters
+    out = enc(nan, mask)
+    assert all(torch.isfinite(e).all() for e in out)
+    with pytest.raises(ValueError, match="at least one game"):
+        enc(g[:0])  # empty batch: used to fail deep inside attention
     with pytest.raises(ValueError, match="n_players"):
         NfgTransformer(n_players=1)
     with pytest.raises(ValueError, match="divisible"):

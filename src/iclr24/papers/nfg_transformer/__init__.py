@@ -39,6 +39,7 @@ Usage::
 from .baselines import (
                         PayoffMLP,
                         fit_ratings,
+                        fit_ratings_cv,
                         nashpy_equilibria,
                         predict_ratings,
                         replicator_dynamics,
@@ -79,6 +80,7 @@ __all__ = [
                         "deviation_gains",
                         "disc_games",
                         "fit_ratings",
+                        "fit_ratings_cv",
                         "joint_embeddings",
                         "l2_invariant_games",
                         "make_optimizer",

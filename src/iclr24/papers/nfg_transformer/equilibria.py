@@ -20,6 +20,11 @@ from .network import action_masks, check_game
 
 __all__ = ["deviation_gains", "max_deviation_gain", "nash_conv"]
 
+# Tolerance for "on the simplex": float32 softmax rows sum to 1 within ~1e-6; 1e-4 leaves room
+# for float32 games of a few hundred actions while rejecting strategies that are not
+# distributions (which would make NashConv meaningless, e.g. 614 for unnormalised scores).
+_SIMPLEX_TOL = 1e-4
+
 
 def _check_strategies(payoffs: torch.Tensor, strategies) -> list[torch.Tensor]:
     if not isinstance(strategies, (list, tuple)):
@@ -33,6 +38,17 @@ def _check_strategies(payoffs: torch.Tensor, strategies) -> list[torch.Tensor]:
             shape = tuple(s.shape) if isinstance(s, torch.Tensor) else type(s).__name__
             raise ValueError(f"strategies[{p}] must be a tensor of shape {(b, sizes[p])}, "
                              f"got {shape}")
+        if not s.is_floating_point():
+            raise TypeError(f"strategies[{p}] must be a floating-point tensor, got {s.dtype}")
+        if not bool(torch.isfinite(s).all()):
+            raise ValueError(f"strategies[{p}] must be finite (found NaN or inf)")
+        if bool((s.detach() < -_SIMPLEX_TOL).any()):
+            raise ValueError(f"strategies[{p}] must be non-negative (a mixed strategy), min entry "
+                             f"{float(s.min()):.3g}")
+        err = float((s.detach().sum(dim=1) - 1).abs().max()) if s.shape[0] else 0.0
+        if err > _SIMPLEX_TOL:
+            raise ValueError(f"strategies[{p}] rows must sum to 1 (on the probability simplex), "
+                             f"largest |sum - 1| = {err:.3g}")
     return list(strategies)
 
 
@@ -60,6 +76,9 @@ def deviation_gains(payoffs: torch.Tensor, strategies, mask: torch.Tensor | None
     joint = _joint_probability(strategies) * mask.to(payoffs.dtype)  # sigma(s) [s observed]
     marginal = action_masks(mask)
     gains = []
+    if not bool(torch.isfinite(payoffs).all()):  # the gains read unobserved deviations too
+        raise ValueError("payoffs must be finite everywhere for deviation gains (found NaN or "
+                         "inf)")
     for p in range(n):
         g = payoffs[:, p]
         others = tuple(1 + q for q in range(n) if q != p)

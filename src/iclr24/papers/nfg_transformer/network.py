@@ -77,10 +77,16 @@ def check_game(payoffs: torch.Tensor, mask: torch.Tensor | None,
     if n_players is not None and n != n_players:
         raise ValueError(f"payoffs has {n} players (axis 1) but the model was built for "
                          f"n_players={n_players}")
+    if payoffs.shape[0] < 1:
+        raise ValueError("payoffs must hold at least one game (batch axis 0 is empty), got shape "
+                         f"{tuple(payoffs.shape)}")
     if min(payoffs.shape[2:]) < 1:
         raise ValueError("every player needs at least one action, got shape "
                          f"{tuple(payoffs.shape)}")
     if mask is None:
+        if not bool(torch.isfinite(payoffs).all()):
+            raise ValueError("payoffs must be finite (found NaN or inf); mark payoffs that are "
+                             "not known as unobserved with `mask`")
         return torch.ones((payoffs.shape[0], *payoffs.shape[2:]), dtype=torch.bool,
                           device=payoffs.device)
     if not isinstance(mask, torch.Tensor):
@@ -93,6 +99,9 @@ def check_game(payoffs: torch.Tensor, mask: torch.Tensor | None,
                          f"shape {tuple(payoffs.shape)}, got {tuple(mask.shape)}")
     if not mask.flatten(1).any(dim=1).all():
         raise ValueError("mask must observe at least one joint action in every game")
+    if not bool((torch.isfinite(payoffs) | ~mask[:, None]).all()):
+        raise ValueError("payoffs must be finite at every observed joint action (found NaN or "
+                         "inf where mask is True)")
     return mask
 
 
@@ -271,7 +280,7 @@ class NfgTransformer(nn.Module):
                 ) -> list[torch.Tensor]:
         mask = check_game(payoffs, mask, self.n_players)
         amasks = action_masks(mask)
-        payoffs = payoffs * mask[:, None].to(payoffs.dtype)  # unobserved payoffs never enter
+        payoffs = payoffs.masked_fill(~mask[:, None], 0.0)  # unobserved payoffs never enter
         b = payoffs.shape[0]
         emb = [payoffs.new_zeros(b, t, self.d_model) for t in payoffs.shape[2:]]
         for block in self.blocks:
