@@ -1,8 +1,11 @@
-"""Time ``iclr24.papers.autofd`` against the official ``autofd`` 0.0.9 on six functionals.
+"""Time ``iclr24.papers.autofd`` against the official ``autofd`` 0.0.9 on seven workloads.
 
 For each functional (int f^4, int e^f, int f'^2, LDA exchange, a nonlocal double integral
 int int k(x, y) f(x) f(y), the brachistochrone travel time) and each round, both libraries
-build a *new* Function from the same code (as a user re-running a cell does) and time
+build a *new* Function from the same code (as a user re-running a cell does); the seventh,
+"loop int f^4", is a functional-optimisation step: every Function is
+``lambda t, c=c: c + 0.3 sin t`` with a *new* closure constant ``c`` (as each step of a
+functional gradient descent makes one). Both libraries time
 
 * ``F(f)``             the functional's value (quadrature on the function's grid),
 * ``jax.grad(F)(f)``   building the functional derivative (a callable Function),
@@ -42,6 +45,7 @@ os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse
+import itertools
 import json
 import statistics
 import subprocess
@@ -52,7 +56,8 @@ from typing import Any
 
 import numpy as np
 
-NAMES = ("int f^4", "int e^f", "int f'^2", "LDA exchange", "nonlocal", "brachistochrone")
+NAMES = ("int f^4", "int e^f", "int f'^2", "LDA exchange", "nonlocal", "brachistochrone",
+         "loop int f^4")
 OPS = ("F(f)", "jax.grad(F)(f)", "eval grad")
 LDA_C = -0.75 * (3.0 / np.pi) ** (1.0 / 3.0)
 
@@ -101,6 +106,12 @@ def _cases_ours() -> dict[str, tuple[Callable[[], Any], Callable[[Any], Any]]]:
         k = Function(lambda x, y: jnp.exp(-(x - y) ** 2), [(), ()], (), two)
         return integrate(k * broadcast_arg(f, k, 0) * broadcast_arg(f, k, 1))
 
+    step = itertools.count()
+
+    def loop_step() -> Any:  # a new closure constant at every call
+        c = 0.01 * next(step)
+        return Function(lambda t, c=c: c + 0.3 * jnp.sin(t), [()], (), line)
+
     return {
         "int f^4": (gauss(line), lambda f: integrate(f**4)),
         "int e^f": (gauss(line), lambda f: integrate(fnp.exp(f))),
@@ -110,6 +121,7 @@ def _cases_ours() -> dict[str, tuple[Callable[[], Any], Callable[[Any], Any]]]:
         "nonlocal": (gauss(Grid((xn,), (wn,))), nonlocal_energy),
         "brachistochrone": (curve, lambda y: integrate(
             compose(brachistochrone_integrand, y, nabla(y)))),
+        "loop int f^4": (loop_step, lambda f: integrate(f**4)),
     }
 
 
@@ -148,6 +160,17 @@ def _cases_official() -> dict[str, tuple[Callable[[], Any], Callable[[Any], Any]
         integrand = k * o.broadcast_arg(f, k, argnums=0) * o.broadcast_arg(f, k, argnums=1)
         return o.integrate(integrand, argnums=(0, 1))
 
+    step = itertools.count()
+
+    def loop_step() -> Any:  # a new closure constant at every call
+        c = 0.01 * next(step)
+
+        @function
+        def f(t: Float64[Array, ""]) -> Float64[Array, ""]:
+            return c + 0.3 * jnp.sin(t)
+        f.grid = as_grid(g["line"])
+        return f
+
     def brach(y: Any) -> Any:
         def lagrangian(v: Any, dv: Any) -> Any:
             return jnp.sqrt(1.0 + dv**2) / jnp.sqrt(-v)
@@ -161,6 +184,7 @@ def _cases_official() -> dict[str, tuple[Callable[[], Any], Callable[[Any], Any]
             o.compose(lambda r: LDA_C * r ** (4.0 / 3.0), f))),
         "nonlocal": (gauss(g["nonlocal"]), nonlocal_energy),
         "brachistochrone": (curve, brach),
+        "loop int f^4": (loop_step, lambda f: o.integrate(f**4)),
     }
 
 

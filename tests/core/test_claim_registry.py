@@ -20,6 +20,9 @@ SINGLE_RUN = {
     "zeropp.deepspeed_cross_check": "DeepSpeed's own collectives priced byte for byte: a "
                                     "deterministic equality check",
     "autofd.exact_derivatives": "exactness against hand-derived closed forms",
+    "flashfftconv.gpu_throughput": "medians of CUDA-event times per length on one GPU, the "
+                                   "paper's terms; on a machine without a GPU it is not run "
+                                   "(inconclusive, the control names why)",
     "nfg_transformer.equivariance": "an exact property of one network (a float32 error of "
                                     "~1e-7 for every seed), the non-equivariant MLP its control",
     "autofd.call_cache": "evaluation counts and cached values of the same compositions with "

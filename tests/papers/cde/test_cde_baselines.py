@@ -75,3 +75,29 @@ def test_errors_and_determinism(data, one_torch_thread):
         m.fit(data, 5, torch.Generator().manual_seed(3))
         outs.append(m.act(data.obs[:4]))
     assert np.array_equal(*outs) and np.abs(outs[0]).max() <= 1
+
+
+def test_filtered_bc_clones_only_flagged_episodes_and_validates(one_torch_thread):
+    import numpy as np
+    import pytest
+
+    from iclr24.papers.cde import BC, OfflineDataset
+
+    n, length = 80, 20
+    first = np.zeros(n)
+    first[::length] = 1
+    rew = np.zeros(n)
+    rew[length - 1] = 1.0                       # only episode 0 ends in reward
+    act = np.full((n, 2), -0.5)
+    act[:length] = 0.5                          # ... and it always acts +0.5
+    ds = OfflineDataset(obs=np.zeros((n, 4)), actions=act, rewards=rew,
+                        next_obs=np.zeros((n, 4)), terminals=np.zeros(n),
+                        timeouts=np.roll(first, -1), is_initial=first)
+    out = {}
+    for flag in (True, False):
+        bc = BC(4, 2, hidden=(16,), batch_size=32, lr=1e-2, successful_only=flag)
+        bc.fit(ds, 150, torch.Generator().manual_seed(0))
+        out[flag] = bc.act(np.zeros(4))
+    assert np.allclose(out[True], 0.5, atol=0.1) and np.all(out[False] < 0)
+    with pytest.raises(TypeError, match="successful_only"):
+        BC(4, 2, successful_only="yes")

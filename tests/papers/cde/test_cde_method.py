@@ -127,3 +127,62 @@ def test_density_ratio_and_dataset_validation_at_the_method_boundary(data, one_t
     cols["actions"] = cols["actions"] * 2
     with pytest.raises(ValueError, match=r"actions must lie in \[-1, 1\]"):
         OfflineDataset(**cols)
+
+
+def test_nan_or_non_numeric_observations_are_refused_by_act(data, one_torch_thread):
+    from iclr24.papers.cde import BC
+
+    for agent in (CDE(4, 2, TINY), BC(4, 2, hidden=(8,), batch_size=8)):
+        agent.fit(data, 2)
+        for bad in (np.array([0.5, np.nan, 0.0, 0.0]), np.full((3, 4), np.inf)):
+            with pytest.raises(ValueError, match="obs must be finite"):
+                agent.act(bad)
+        with pytest.raises(TypeError, match="obs must be a numeric array"):
+            agent.act(["a", "b", "c", "d"])
+
+
+def _episodes(last_rewards, length=20):
+    """Episodes of ``length`` steps whose last reward is ``last_rewards[i]``."""
+    rng = np.random.default_rng(0)
+    n = len(last_rewards) * length
+    rew = np.zeros(n)
+    rew[length - 1::length] = last_rewards
+    first = np.zeros(n)
+    first[::length] = 1
+    return OfflineDataset(obs=rng.normal(size=(n, 4)), actions=rng.uniform(-0.9, 0.9, (n, 2)),
+                          rewards=rew, next_obs=rng.normal(size=(n, 4)), terminals=np.zeros(n),
+                          timeouts=np.roll(first, -1), is_initial=first)
+
+
+def test_optimal_episode_weights_follow_the_official_is_optimal_column():
+    # episodes 0 and 2 end in reward: their 40 transitions get 1, the others 0
+    ds = _episodes([1.0, 0.0, 1.0, 0.0])
+    w = ds.optimal_episode_weights()
+    assert np.array_equal(w, np.repeat([1.0, 0.0, 1.0, 0.0], 20))
+    # a reward inside an episode but not at its end does not flag it
+    ds2 = OfflineDataset(**{**{k: getattr(ds, k) for k in ("obs", "actions", "next_obs",
+                                                             "terminals", "timeouts",
+                                                             "is_initial")},
+                            "rewards": np.roll(ds.rewards, -1)})
+    assert ds2.optimal_episode_weights().max() < 1.0 + 1e-3  # fallback: nothing flagged
+    # fewer than 10 flagged transitions: + 1e-6 and rescaled to mean 1 (official fallback)
+    none = _episodes([0.0, 0.0]).optimal_episode_weights()
+    assert np.allclose(none, 1.0)
+    few = _episodes([1.0, 0.0], length=5).optimal_episode_weights()
+    assert few.mean() == pytest.approx(1.0) and few[0] > 1.5 and few[-1] < 1e-4
+    with pytest.raises(ValueError, match="min_flagged"):
+        ds.optimal_episode_weights(min_flagged=-1)
+
+
+def test_is_optimal_weighting_changes_only_the_policy_loss(one_torch_thread):
+    ds = _episodes([1.0, 0.0, 0.0, 0.0])
+    cfg = CDEConfig(hidden=(16, 16), batch_size=32, warmup_fraction=0.0)
+    hists = {}
+    for flag in (True, False):
+        model = CDE(4, 2, CDEConfig(**{**cfg.__dict__, "is_optimal_weighting": flag}), seed=0)
+        hists[flag] = model.fit(ds, 5, torch.Generator().manual_seed(0))
+    assert hists[True]["v_loss"][:1] == hists[False]["v_loss"][:1]
+    assert hists[True]["policy_loss"][0] != hists[False]["policy_loss"][0]
+    assert CDEConfig().is_optimal_weighting  # official default
+    with pytest.raises(TypeError, match="is_optimal_weighting"):
+        CDEConfig(is_optimal_weighting=1)

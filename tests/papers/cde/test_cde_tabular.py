@@ -93,3 +93,26 @@ def test_bad_inputs():
                        zeta=0.0)
     assert np.allclose(mdp.P.sum(-1), 1) and np.allclose(mdp.behaviour.sum(1), 1)
     assert ((mdp.behaviour > 0).sum(1) == 2).all()
+
+
+def test_ratio_policy_and_exact_values(problem):
+    from iclr24.papers.cde.tabular import policy_value, ratio_policy, support_optimal_policy
+
+    mdp, data, _, _ = problem
+    # w ≡ 1 is the behaviour policy itself (d = d^D)
+    ones = ratio_policy(mdp, data, np.ones(len(data["s"])))
+    assert np.allclose(ones, mdp.behaviour)
+    j_b = policy_value(mdp, mdp.behaviour, gamma=GAMMA)
+    # J is an average reward in [0, 1]; the best policy within the support is at least as good
+    assert 0 < j_b < 1
+    assert policy_value(mdp, support_optimal_policy(mdp, gamma=GAMMA), gamma=GAMMA) >= j_b
+    # Bellman check of policy_value against iterating the evaluation equation
+    p_pi = np.einsum("sa,sat->st", mdp.behaviour, mdp.P)
+    v = np.zeros(mdp.n_states)
+    for _ in range(2000):
+        v = mdp.r + GAMMA * p_pi @ v
+    assert j_b == pytest.approx((1 - GAMMA) * mdp.rho0 @ v, rel=1e-9)
+    with pytest.raises(ValueError, match="w must have shape"):
+        ratio_policy(mdp, data, np.ones(3))
+    with pytest.raises(ValueError, match="pi must be"):
+        policy_value(mdp, np.ones((mdp.n_states, mdp.n_actions)), gamma=GAMMA)

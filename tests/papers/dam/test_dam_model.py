@@ -97,9 +97,9 @@ def test_forecaster_fits_predicts_and_is_deterministic():
     assert np.array_equal(p1, p2)
     with pytest.raises(ValueError, match="times contains NaN"):
         f1.predict(s, np.array([np.nan]))
+    # a history shorter than n_ctx (32) is read whole, as HSR samples what exists
     short = TimeSeries(np.arange(10.0), np.arange(10.0), 1.0)
-    with pytest.raises(ValueError, match="larger than the history"):
-        f1.predict(short, q)
+    assert np.all(np.isfinite(f1.predict(short, [10.0, 11.0], n_draws=2)))
     with pytest.raises(ValueError, match="sampling must be"):
         DAMForecaster(sampling="uniform")
     with pytest.raises(ValueError, match="non-empty list"):
@@ -130,3 +130,17 @@ def test_standardised_and_holdout_mse():
     seen = []
     holdout_mse([s], 5, 15, lambda h, fu: seen.append((len(h), len(fu))) or fu.values)
     assert seen == [(15, 5)]  # the forecaster never sees the horizon
+
+
+def test_trivial_null_forecasts():
+    from iclr24.papers.dam import mean_forecast, seasonal_naive_backtest
+
+    weekly = np.tile([0.0, 1.0, 5.0, 2.0, 3.0, 9.0, 4.0], 30)  # period 7 on a daily grid
+    s = TimeSeries(np.arange(weekly.size, dtype=float), weekly, 1.0)
+    hist, fut = s.split(14)
+    assert np.array_equal(seasonal_naive_backtest(hist, 14), fut.values)  # lag 7 chosen
+    hourly = TimeSeries(np.arange(100) / 24, np.arange(100.0), 1 / 24)  # a ramp: lag 1 wins
+    assert seasonal_naive_backtest(hourly, 5).tolist() == [99.0] * 5
+    assert mean_forecast(hist, 3).tolist() == [np.mean(hist.values)] * 3
+    with pytest.raises(ValueError, match="too short"):
+        seasonal_naive_backtest(TimeSeries(np.arange(5.0), np.arange(5.0), 1.0), 5)

@@ -11,6 +11,7 @@ from iclr24.papers.dscnn_dog import (
     cluster_kernels,
     coverage_report,
     dog_template_bank,
+    lowpass_references,
     match_templates,
     name_clusters,
     permute_pixels,
@@ -127,3 +128,37 @@ def test_cosine_loss_and_training_loop(one_torch_thread):
     m = MicroConvNeXt(n_classes=2, dims=(8, 16, 16), depths=(1, 1, 1))
     losses = train_classifier(m, batch, TrainConfig(steps=30, batch_size=16, lr=5e-3))
     assert len(losses) == 30 and np.mean(losses[-5:]) < 0.5 * np.mean(losses[:5])
+
+
+def test_lowpass_templates_are_dropped_on_request():
+    refs = lowpass_references(7)
+    assert refs.shape == (2, 7, 7)
+    assert np.allclose(np.linalg.norm(refs.reshape(2, -1), axis=1), 1.0)
+    # the audit's finding: the full bank matches a constant kernel at cosine ~0.85
+    assert match_templates(refs[:1], BANK, 0.8).identified[0]
+    bank, labels = dog_template_bank(7, max_lowpass_cosine=0.5)
+    assert len(bank) == len(labels) and 0 < len(bank) < len(BANK)
+    assert np.abs(bank.reshape(len(bank), -1) @ refs.reshape(2, -1).T).max() <= 0.5
+    assert np.nanmax(match_templates(refs, bank, 0.5).scores) <= 0.5
+    # zero-mean structure survives: derivatives of every kind and centre-surround DoGs
+    assert {template_family(label) for label in labels} == set(TEMPLATE_FAMILIES)
+    assert "dog_d1+(sigma1=1,ratio=2,beta=1,angle=0)" in labels
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.5, -0.1, True, "0.5"])
+def test_bad_max_lowpass_cosine(bad):
+    with pytest.raises(ValueError, match="max_lowpass_cosine"):
+        dog_template_bank(7, max_lowpass_cosine=bad)
+
+
+def test_bad_control_arguments():
+    with pytest.raises(ValueError, match="n must be a positive int"):
+        random_kernels(0, 7)
+    with pytest.raises(ValueError, match="k must be a positive int"):
+        random_kernels(5, 2.5)
+    with pytest.raises(TypeError, match="seed must be an int"):
+        random_kernels(5, 7, seed=0.5)
+    with pytest.raises(TypeError, match="seed must be an int"):
+        permute_pixels(BANK[:2], seed="a")
+    with pytest.raises(ValueError, match=r"\(N, k, k\)"):
+        permute_pixels(np.zeros((3, 7, 5)))

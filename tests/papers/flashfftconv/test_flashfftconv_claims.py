@@ -21,6 +21,7 @@ from iclr24.papers.flashfftconv.claims import (
     _twiddle_free,
     cpu_throughput,
     exact,
+    gpu_throughput,
     sparse_tradeoff,
 )
 
@@ -222,3 +223,24 @@ def test_sparse_tradeoff_control_voids_a_test_bed_that_cannot_tell():
                        ("freq_sparse_err_white_keep50", 0.01), ("partial_err_white", 0.02)):
         j = sparse_tradeoff.judge(dict(good, **{key: value}), Scale.SMALL)
         assert j.verdict == "inconclusive" and "cannot tell" in j.reason
+
+
+def test_gpu_throughput_is_not_run_without_a_gpu_and_never_fails(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    m = gpu_throughput.fn(Scale.SMALL, 0)
+    assert m.metrics["cuda_devices"] == 0 and "not run: no CUDA device" in m.notes
+    judged = gpu_throughput.judge(m.metrics, Scale.SMALL)
+    assert judged.verdict == "inconclusive" and "cannot tell" in judged.reason
+    assert gpu_throughput.scales == ("small", "full")
+    assert gpu_throughput.resources_for("small")["gpus"] == 1
+
+
+def test_gpu_throughput_rule_reads_speed_floor_and_error():
+    base = {"cuda_devices": 1, "triton_available": 1, "speedup_min": 2.4,
+            "floor_ratio_max": 2.5, "err_max": 8e-4}
+    assert gpu_throughput.verdict(base, Scale.SMALL) == "holds"
+    # the torch path's own speed on a GPU (~0.3-0.4x rfft, measured on an H200): not holds
+    assert gpu_throughput.verdict({**base, "speedup_min": 0.35}, Scale.SMALL) == "fails"
+    assert gpu_throughput.verdict({**base, "floor_ratio_max": 14.0}, Scale.SMALL) == "fails"
+    assert gpu_throughput.verdict({**base, "err_max": 0.02}, Scale.SMALL) == "fails"
+    assert gpu_throughput.verdict({**base, "triton_available": 0}, Scale.SMALL) == "inconclusive"

@@ -70,3 +70,17 @@ def test_fit_bad_arguments():
         NeuralODEDeformer(method="dopri5")
     with pytest.raises(ValueError, match=r"verts must be a tensor of shape \(n, 3\)"):
         NeuralODEDeformer()(torch.zeros(4, 2))
+
+
+def test_checkpoints_do_not_change_the_fit_and_are_validated(one_torch_thread):
+    template = icosphere(1)
+    target = (0.8 * template[0], template[1])
+    seen = []
+    (v1, _), h1 = fit_deformation(template, target, "sw_varifold", steps=4, seed=0, hidden=16,
+                                  checkpoints=(1, 3), on_checkpoint=lambda k, v: seen.append(k))
+    (v2, _), h2 = fit_deformation(template, target, "sw_varifold", steps=4, seed=0, hidden=16)
+    assert seen == [1, 3] and torch.equal(v1, v2) and h1.loss == h2.loss
+    with pytest.raises(ValueError, match="checkpoints must lie in"):
+        fit_deformation(template, target, steps=4, checkpoints=(4,), on_checkpoint=print)
+    with pytest.raises(ValueError, match="on_checkpoint is None"):
+        fit_deformation(template, target, steps=4, checkpoints=(2,))

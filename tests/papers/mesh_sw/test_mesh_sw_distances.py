@@ -114,3 +114,21 @@ def test_chamfer_equals_full_matrix_value_and_gradient(n, m, block, seed):
     rx, ry = torch.autograd.grad(ref, (x, y))
     assert float(ours.detach()) == pytest.approx(float(ref.detach()), rel=1e-12)
     assert torch.allclose(gx, rx) and torch.allclose(gy, ry)
+
+
+def test_nan_and_mixed_dtype_inputs_are_named():
+    x, y = torch.randn(5, 3), torch.randn(4, 3)
+    bad = x.clone()
+    bad[2, 1] = float("nan")
+    with pytest.raises(ValueError, match="x contains NaN or inf"):
+        sliced_wasserstein(bad, y)
+    with pytest.raises(ValueError, match="y contains NaN or inf"):
+        sliced_wasserstein(y, bad)
+    with pytest.raises(ValueError, match="x contains NaN or inf"):
+        chamfer_distance(bad, y)
+    with pytest.raises(ValueError, match="y contains NaN or inf"):
+        chamfer_distance(y, torch.full((3, 3), float("inf")))
+    with pytest.raises(TypeError, match="x and y must have the same dtype"):
+        sliced_wasserstein(x, y.double())
+    with pytest.raises(TypeError, match="x and y must have the same dtype"):
+        chamfer_distance(x.double(), y)

@@ -31,3 +31,19 @@ def test_self_intersections():
     assert 0 < mask.sum() < len(f)
     with pytest.raises(ValueError, match="faces index vertices"):
         self_intersecting_faces(v[:5], f)
+
+
+def test_surface_metrics_name_nan_vertices_and_bad_faces():
+    v, f = icosphere(1)
+    bad = v.copy()
+    bad[3, 0] = np.nan
+    with pytest.raises(ValueError, match="pred_verts contains NaN or inf"):
+        surface_metrics(bad, f, v, f, n_points=100)
+    with pytest.raises(ValueError, match="target_verts contains NaN or inf"):
+        surface_metrics(v, f, bad, f, n_points=100)
+    with pytest.raises(ValueError, match="target_faces index vertices"):
+        surface_metrics(v, f, v[:5], f, n_points=100)
+    with pytest.raises(TypeError, match="pred_faces must hold integer"):
+        surface_metrics(v, f.astype(float), v, f, n_points=100)
+    with pytest.raises(ValueError, match="verts contains NaN"):
+        self_intersecting_faces(bad, f)

@@ -8,10 +8,20 @@ paid a fresh XLA compilation (~0.2 s). Here a graph is fingerprinted instead:
   weights, constants), its arg/ret specs and its operands' fingerprints (a DAG walk, linear in
   the number of nodes; fingerprints are memoised on the node);
 * a user body (or a pointwise ``fun``) by its code object, defaults, globals namespace and the
-  *contents* of its closure cells, recursively (so ``Function(lambda x: x ** p, ...)`` built
-  twice with the same ``p`` shares a program, with a different ``p`` it does not);
-* numpy arrays (mutable) and small JAX arrays by value (dtype, shape, bytes); large JAX arrays
-  (immutable) and any other object by identity, kept alive by the cache entry so that an
+  *contents* of its closure cells, recursively;
+* a floating or complex number held *directly* in a default or a closure cell (a Python float,
+  a numpy or JAX array of float/complex dtype) by its type, dtype and shape only: its value
+  becomes an *input* of the compiled program (a "lifted constant"). A functional optimisation
+  that builds ``Function(lambda t, c=c: c + 0.3 * jnp.sin(t), ...)`` with a new ``c`` at every
+  step therefore reuses one program instead of compiling at every step. While the program is
+  traced, the lifted slots of the graph being traced hold the tracers (cells and defaults are
+  swapped and restored around the trace); later graphs of the same structure pass their own
+  values. Integers and booleans stay keyed by value (they often decide shapes, indices or
+  branches). A body that needs a lifted constant as a concrete number (``if c > 0``,
+  ``np.sin(c)``, ``math.exp(c)``) fails to trace with it; that graph structure is then marked
+  and compiled keyed by value, as before, with the same result;
+* other numpy arrays (mutable) and small JAX arrays by value (dtype, shape, bytes); large JAX
+  arrays (immutable) and any other object by identity, kept alive by the cache entry so that an
   identity can never be reused by another object while the entry exists.
 
 A graph that holds a JAX tracer (a Function built inside ``jax.jit``/``jax.grad`` of a
@@ -69,15 +79,61 @@ def compile_cache_info() -> CompileCacheInfo:
 def clear_compile_cache() -> None:
     """Drop every cached program and reset the counters."""
     _PROGRAMS.clear()
+    _VALUE_KEYED.clear()
     _INFO.hits = _INFO.misses = 0
 
 
-class _Encoder:
-    """Feeds a canonical description of Python/JAX values into a hash; collects pins."""
+# where a lifted constant lives: ("cell", cell), ("default", fn, index) or ("kwdefault", fn, key)
+Slot = tuple[Any, ...]
+# errors of a body that needs a lifted constant as a concrete value while it is traced
+_CONCRETE_ERRORS = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
+                    jax.errors.TracerIntegerConversionError)
 
-    def __init__(self, pins: list[Any]) -> None:
+
+def _lift_tag(obj: Any) -> str | None:
+    """The abstract type of a liftable constant (float / complex scalar or array), else None."""
+    if isinstance(obj, bool) or isinstance(obj, jax.core.Tracer):
+        return None
+    if isinstance(obj, (float, complex)):
+        return f"lift:{type(obj).__name__}"
+    if isinstance(obj, (np.ndarray, np.generic, jax.Array)) and obj.dtype.kind in "fc":
+        return f"lift:{type(obj).__name__}:{obj.dtype.str}:{tuple(obj.shape)}"
+    return None
+
+
+def _slot_id(slot: Slot) -> tuple[Any, ...]:
+    return (slot[0], id(slot[1]), *slot[2:])
+
+
+def _slot_get(slot: Slot) -> Any:
+    kind, owner = slot[0], slot[1]
+    if kind == "cell":
+        return owner.cell_contents
+    if kind == "default":
+        return owner.__defaults__[slot[2]]
+    return owner.__kwdefaults__[slot[2]]
+
+
+def _slot_set(slot: Slot, value: Any) -> None:
+    kind, owner = slot[0], slot[1]
+    if kind == "cell":
+        owner.cell_contents = value
+    elif kind == "default":
+        d = list(owner.__defaults__)
+        d[slot[2]] = value
+        owner.__defaults__ = tuple(d)
+    else:
+        owner.__kwdefaults__ = {**owner.__kwdefaults__, slot[2]: value}
+
+
+class _Encoder:
+    """Feeds a canonical description of Python/JAX values into a hash; collects pins and, with
+    ``lift``, the slots of lifted constants (in traversal order)."""
+
+    def __init__(self, pins: list[Any], slots: list[Slot] | None = None) -> None:
         self.h = hashlib.blake2b(digest_size=20)
         self.pins = pins
+        self.slots = slots  # None: no lifting, every constant keyed by value
         self._visiting: set[int] = set()
 
     def tag(self, s: str) -> None:
@@ -95,8 +151,10 @@ class _Encoder:
         elif isinstance(obj, jax.core.Tracer):
             raise Uncacheable
         elif isinstance(obj, Function):
-            digest, pins = fingerprint(obj)
+            digest, pins, slots = fingerprint(obj, lift=self.slots is not None)
             self.pins.extend(pins)
+            if self.slots is not None:
+                self.slots.extend(slots)
             self.tag("F")
             self.h.update(digest)
         elif isinstance(obj, Spec):
@@ -154,35 +212,62 @@ class _Encoder:
         self.tag("fn")
         self.identity(fn.__code__)
         self.identity(fn.__globals__)
-        self.value(fn.__defaults__)
-        self.value(fn.__kwdefaults__)
+        defaults = fn.__defaults__ or ()
+        self.tag(f"defaults[{len(defaults)}")
+        for i, d in enumerate(defaults):
+            self._slot(d, ("default", fn, i))
+        kwdefaults = fn.__kwdefaults__ or {}
+        self.tag(f"kwdefaults[{len(kwdefaults)}")
+        for k in sorted(kwdefaults):
+            self.tag(k)
+            self._slot(kwdefaults[k], ("kwdefault", fn, k))
         for cell in fn.__closure__ or ():
             try:
                 contents = cell.cell_contents
             except ValueError:  # an empty cell
                 self.tag("empty")
                 continue
-            self.value(contents)
+            self._slot(contents, ("cell", cell))
         self._visiting.discard(id(fn))
 
+    def _slot(self, obj: Any, slot: Slot) -> None:
+        tag = _lift_tag(obj) if self.slots is not None else None
+        if tag is None:
+            self.value(obj)
+        else:  # a lifted constant: its abstract type is part of the key, its value an input
+            self.tag(tag)
+            self.pins.append(slot[1])
+            self.slots.append(slot)
 
-def fingerprint(f: Any) -> tuple[bytes, list[Any]]:
-    """(digest, pinned objects) of a Function's graph; raises :class:`Uncacheable`."""
-    cached = f.fingerprint
+
+def fingerprint(f: Any, lift: bool = True) -> tuple[bytes, list[Any], list[Slot]]:
+    """(digest, pinned objects, lifted-constant slots) of a Function's graph.
+
+    With ``lift=False`` every constant is keyed by value (no slots). Memoised on the node per
+    mode (not while lifted slots hold tracers). Raises :class:`Uncacheable`.
+    """
+    memo = f.fingerprint if f.fingerprint is not None else {}
+    cached = memo.get(lift)
     if cached is not None:
         if cached is Uncacheable:
             raise Uncacheable
         return cached
+
+    def remember(value: Any) -> None:
+        if not _TRACING_LIFTED:
+            f.fingerprint = {**memo, lift: value}
+
     if f.op == "alias":  # x -> f(x) with another grid or name: evaluates as its operand
         try:
-            out = fingerprint(f.operands[0])
+            out = fingerprint(f.operands[0], lift)
         except Uncacheable:
-            f.fingerprint = Uncacheable
+            remember(Uncacheable)
             raise
-        f.fingerprint = out
+        remember(out)
         return out
     pins: list[Any] = []
-    enc = _Encoder(pins)
+    slots: list[Slot] | None = [] if lift else None
+    enc = _Encoder(pins, slots)
     try:
         enc.tag(f"op:{f.op}")
         enc.value(f.arg_spec)
@@ -196,10 +281,10 @@ def fingerprint(f: Any) -> tuple[bytes, list[Any]]:
         for operand in f.operands:
             enc.value(operand)
     except Uncacheable:
-        f.fingerprint = Uncacheable
+        remember(Uncacheable)
         raise
-    out = (enc.h.digest(), pins)
-    f.fingerprint = out
+    out = (enc.h.digest(), pins, slots or [])
+    remember(out)
     return out
 
 
@@ -233,30 +318,97 @@ def jit(fun: Callable[..., Any]) -> Callable[..., Any]:
     return jax.jit(fun) if options is None else jax.jit(fun, compiler_options=options)
 
 
-def cached_program(key_parts: tuple[Any, ...], graph: Any,
-                   build: Callable[[], Callable[..., Any]]) -> Callable[..., Any] | None:
-    """The compiled program for ``graph`` (+ ``key_parts``), built once per structure.
+_TRACING_LIFTED = False  # True while a trace swaps lifted slots for tracers
+_VALUE_KEYED: set[bytes] = set()  # lifted keys whose bodies need concrete constants
 
-    Returns None when the graph has no fingerprint (the caller evaluates inline).
-    """
-    from .function import _CACHE_ENABLED
+
+@contextlib.contextmanager
+def _swapped(slots: list[Slot], values: tuple[Any, ...]) -> Iterator[None]:
+    """Put ``values`` (tracers) into ``slots`` for the duration of a trace, then restore."""
+    global _TRACING_LIFTED
+    saved, outer = [], _TRACING_LIFTED
+    _TRACING_LIFTED = True
     try:
-        digest, pins = fingerprint(graph)
-        enc = _Encoder(pins)
-        enc.h.update(digest)
-        enc.value(key_parts)
-        enc.value((bool(jax.config.jax_enable_x64), _CACHE_ENABLED.get(), _OPTIONS.get()))
-    except Uncacheable:
-        return None
-    key = enc.h.digest()
+        for slot, v in zip(slots, values):
+            saved.append((slot, _slot_get(slot)))
+            _slot_set(slot, v)
+        yield
+    finally:
+        for slot, old in reversed(saved):
+            _slot_set(slot, old)
+        _TRACING_LIFTED = outer
+
+
+def _key(graph: Any, key_parts: tuple[Any, ...], lift: bool
+         ) -> tuple[bytes, list[Any], list[Slot]]:
+    """(cache key, pins, unique lifted slots) of ``graph`` + ``key_parts``."""
+    from .function import _CACHE_ENABLED
+    digest, pins, slots = fingerprint(graph, lift)
+    enc = _Encoder(list(pins))
+    enc.h.update(digest)
+    enc.value(key_parts)
+    enc.value((bool(jax.config.jax_enable_x64), _CACHE_ENABLED.get(), _OPTIONS.get()))
+    # the same cell or default reached twice is one input: the aliasing pattern is structure
+    index: dict[tuple[Any, ...], int] = {}
+    unique: list[Slot] = []
+    pattern = []
+    for slot in slots:
+        sid = _slot_id(slot)
+        if sid not in index:
+            index[sid] = len(unique)
+            unique.append(slot)
+        pattern.append(index[sid])
+    enc.value(tuple(pattern))
+    return enc.h.digest(), enc.pins, unique
+
+
+def _lookup(key: bytes, pins: list[Any], slots: list[Slot],
+            build: Callable[[], Callable[..., Any]]) -> Callable[..., Any]:
     hit = _PROGRAMS.get(key)
     if hit is not None:
         _PROGRAMS.move_to_end(key)
         _INFO.hits += 1
         return hit[0]
     _INFO.misses += 1
-    program = build()
+    fn = build()
+    traced_slots = list(slots)  # the slots of the graph this program is traced on
+
+    def run(consts: tuple[Any, ...], *args: Any) -> Any:
+        with _swapped(traced_slots, consts):
+            return fn(*args)
+    program = jit(run)
     _PROGRAMS[key] = (program, pins)
     while len(_PROGRAMS) > _MAX_PROGRAMS:
         _PROGRAMS.popitem(last=False)
     return program
+
+
+def cached_program(key_parts: tuple[Any, ...], graph: Any,
+                   build: Callable[[], Callable[..., Any]]) -> Callable[..., Any] | None:
+    """The compiled program for ``graph`` (+ ``key_parts``), built once per structure.
+
+    ``build()`` returns the (not yet jitted) function of the program's arguments; it is traced
+    on this graph. Returns a callable of those arguments that passes this graph's lifted
+    constants, or None when the graph has no fingerprint (the caller evaluates inline).
+    """
+    try:
+        key, pins, slots = _key(graph, key_parts, lift=True)
+        if key in _VALUE_KEYED:
+            key, pins, slots = _key(graph, key_parts, lift=False)
+    except Uncacheable:
+        return None
+    program = _lookup(key, pins, slots, build)
+    consts = tuple(_slot_get(s) for s in slots)
+    if not slots:
+        return functools.partial(program, ())
+
+    def call(*args: Any) -> Any:
+        try:
+            return program(consts, *args)
+        except _CONCRETE_ERRORS:
+            # a body needs a lifted constant as a concrete value: key this structure by value
+            _VALUE_KEYED.add(key)
+            _PROGRAMS.pop(key, None)
+            vkey, vpins, vslots = _key(graph, key_parts, lift=False)
+            return _lookup(vkey, vpins, vslots, build)((), *args)
+    return call

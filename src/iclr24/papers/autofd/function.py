@@ -499,8 +499,8 @@ class Function:
     def _compiled(self) -> Callable[..., Any]:
         """``jax.jit(self._evaluate)``, shared by every Function with the same structure."""
         if _COUNTER.get() is None:
-            from .compile_cache import cached_program, jit
-            program = cached_program(("call",), self, lambda: jit(self._evaluate))
+            from .compile_cache import cached_program
+            program = cached_program(("call",), self, lambda: self._evaluate)
             if program is not None:
                 return program
         jitted = _JIT_CACHE.get(self)

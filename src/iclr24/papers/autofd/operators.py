@@ -446,9 +446,9 @@ def _top_level_quadrature(f: Function, argnums: tuple[int, ...],
     # arguments), reused by later calls on new Functions of the same structure
 
     def build() -> Callable[..., Any]:
-        return jit(lambda e: _quadrature(f, argnums, e, {}))
+        return lambda e: _quadrature(f, argnums, e, {})
     if _COUNTER.get() is not None:  # counting body evaluations: trace afresh
-        return build()(entries)
+        return jit(build())(entries)
     shapes = tuple((tuple(n.shape), str(n.dtype), tuple(w.shape), str(w.dtype))
                    for n, w in entries)
     program = cached_program(("integrate", argnums, shapes), f, build)

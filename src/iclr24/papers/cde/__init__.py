@@ -17,10 +17,10 @@ How the code maps to the paper:
   trajectory-wise sub-sampling (the ``dataset_ratio`` experiments);
 - :mod:`.maze`: :class:`PointUMaze` (a gymnasium environment), the scripted expert and the
   noisy waypoint-controller dataset (a stand-in for D4RL maze2d-umaze);
-- :mod:`.baselines`: in-house :class:`BC`, :class:`CQL`, :class:`IQL` (d3rlpy cannot be installed
+- :mod:`.baselines`: in-house :class:`BC` (also filtered BC on successful episodes), :class:`CQL`, :class:`IQL` (d3rlpy cannot be installed
   beside gymnasium 1.4); the OptiDICE-style arm is ``CDE`` with ζ = 1 and weighted-BC extraction;
 - :mod:`.tabular`: gridworld known-answer checks of the V-step against SciPy's dual optimum and
-  of the OOD cap of the E-step.
+  of the OOD cap of the E-step, and the exact value of the policy a ratio w defines.
 
 Out of reach here: D4RL (maze2d, Adroit, MuJoCo locomotion) needs MuJoCo and a dataset download,
 and the paper's 100k-step, 256-unit runs do not fit the CPU budget; the claims use PointUMaze,
@@ -37,8 +37,11 @@ from .tabular import (
                       TabularMDP,
                       dual_objective,
                       gridworld_mdp,
+                      policy_value,
+                      ratio_policy,
                       sample_transitions,
                       solve_dual,
+                      support_optimal_policy,
                       tabular_e_step,
                       tabular_v_step,
 )
@@ -60,10 +63,13 @@ __all__ = [
     "gridworld_mdp",
     "noisy_controller_dataset",
     "ood_penalty",
+    "policy_value",
+    "ratio_policy",
     "rollout_returns",
     "sample_transitions",
     "soft_chi2",
     "solve_dual",
+    "support_optimal_policy",
     "tabular_e_step",
     "tabular_v_step",
     "v_loss",

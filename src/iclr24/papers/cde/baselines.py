@@ -89,17 +89,29 @@ class _OfflineAgent(nn.Module):
 
 
 class BC(_OfflineAgent):
-    """Behaviour cloning by maximum likelihood (lr 3e-4, Adam)."""
+    """Behaviour cloning by maximum likelihood (lr 3e-4, Adam). ``successful_only=True`` is
+    filtered BC ("%BC", Chen et al. 2021): it clones only the transitions that CDE's official
+    ``is_optimal`` weights flag (episodes whose last reward is positive), or all of them when
+    fewer than 10 are flagged (the official fallback), i.e. BC given the same success
+    information that CDE's policy loss uses."""
 
     def __init__(self, obs_dim: int, act_dim: int, *, hidden: Sequence[int] = (256, 256),
-                 batch_size: int = 256, lr: float = 3e-4, seed: int = 0) -> None:
+                 batch_size: int = 256, lr: float = 3e-4, successful_only: bool = False,
+                 seed: int = 0) -> None:
         super().__init__(obs_dim, act_dim, hidden, batch_size, seed)
-        self.lr = lr
+        if not isinstance(successful_only, bool):
+            raise TypeError(f"successful_only must be a bool; got "
+                            f"{type(successful_only).__name__}")
+        self.lr, self.successful_only = lr, successful_only
 
     def fit(self, dataset: OfflineDataset, n_steps: int,
             generator: torch.Generator | None = None) -> dict[str, list[float]]:
         _check_fit(self, dataset, n_steps)
         gen = generator if generator is not None else torch.Generator().manual_seed(0)
+        if self.successful_only:
+            flags = dataset.optimal_episode_weights()
+            if (flags >= 0.5).sum() >= 10:  # else: the official fallback, all transitions
+                dataset = dataset.select(flags >= 0.5)
         obs, act, *_ = self._tensors(dataset)
         opt = torch.optim.Adam(self.actor.parameters(), lr=self.lr)
         hist = {"bc_loss": []}

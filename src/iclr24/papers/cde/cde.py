@@ -22,6 +22,12 @@ states (all expectations are minibatch means):
    L_π = −E[log w_E(s, ã) − (log π(ũ|s) − ζ log π_D(ũ|s))] − β H(π)
    (log densities of the pre-tanh sample ũ, as the official code; H is the sampled entropy of
    the squashed action; β auto-tuned towards −|A|). "weighted_bc": L_π = −E_D[w̄_E log π(a|s)].
+   As the official code (latest commit), the info_proj term of each transition is multiplied
+   by its ``is_optimal`` weight o(s, a) (``OfflineDataset.optimal_episode_weights``: 1 for
+   transitions of episodes whose last reward is positive, 0 otherwise; all ≈ 1 when fewer than
+   10 transitions are flagged): L_π = −E_D[o · (log w_E − (log π − ζ log π_D))] − β H(π).
+   ``is_optimal_weighting=False`` switches it off (o ≡ 1); weighted_bc does not use it
+   (official).
 
 Preprocessing as the official ``preprocess``: observations standardised with the data
 statistics, rewards standardised then × 0.1. Defaults are ``hyper_params/cde/maze2d.yaml``.
@@ -29,9 +35,7 @@ statistics, rewards standardised then × 0.1. Defaults are ``hyper_params/cde/ma
 What differs: updates are counted in gradient steps (``n_steps``, warm-up = ``warmup_fraction``
 of them; the official 100 × 1 000 steps with a 20-epoch warm-up is 0.2); the policy network is
 the RL kit's ``TanhGaussianActor`` (log σ squashed into [−5, 2] by tanh, where the official
-code clips it); the official ``is_optimal`` weighting of the policy loss (1 for transitions of
-episodes whose last reward is positive, used when at least 10 such transitions exist) is not
-applied, so CDE sees the same data as its baselines. D4RL maze2d/Adroit/MuJoCo are out of reach
+code clips it). D4RL maze2d/Adroit/MuJoCo are out of reach
 here (no MuJoCo, no downloads); see ``maze.py`` for the stand-in task.
 """
 
@@ -62,10 +66,16 @@ def policy_actions(agent, policy: TanhGaussianActor, obs: np.ndarray, determinis
     (its mean action, or a sample), as numpy in [−1, 1]."""
     if not agent.fitted:
         raise RuntimeError("call fit() before act()")
-    obs = np.asarray(obs, np.float32)
-    if obs.shape[-1] != agent.obs_dim or obs.ndim not in (1, 2):
+    try:
+        obs = np.asarray(obs, np.float32)
+    except (TypeError, ValueError):
+        raise TypeError(f"obs must be a numeric array; got {type(obs).__name__}") from None
+    if obs.ndim not in (1, 2) or obs.shape[-1] != agent.obs_dim:
         raise ValueError(f"obs must have shape ({agent.obs_dim},) or (n, {agent.obs_dim}); "
                          f"got {obs.shape}")
+    if not np.isfinite(obs).all():
+        raise ValueError("obs must be finite; got NaN or infinite entries (a NaN observation "
+                         "would give a NaN action)")
     x = agent._normalise(obs.reshape(-1, agent.obs_dim))
     with torch.no_grad():
         a = policy(x) if deterministic else policy.sample(x, generator)[0]
@@ -95,6 +105,7 @@ class CDEConfig:
     normalize_obs: bool = True
     normalize_rewards: bool = True
     reward_scale: float = 0.1
+    is_optimal_weighting: bool = True        # official ``is_optimal`` weights on L_π (info_proj)
 
     def __post_init__(self) -> None:
         if not 0 <= self.gamma < 1:
@@ -111,6 +122,9 @@ class CDEConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive int; got {v!r}")
+        if not isinstance(self.is_optimal_weighting, bool):
+            raise TypeError(f"is_optimal_weighting must be a bool; got "
+                            f"{type(self.is_optimal_weighting).__name__}")
         if self.e_value_type not in ("adv", "q"):
             raise ValueError(f"e_value_type must be 'adv' or 'q'; got {self.e_value_type!r}")
         if self.policy_extract_mode not in ("info_proj", "weighted_bc"):
@@ -183,6 +197,7 @@ class _Tensors:
     next_obs: torch.Tensor
     not_done: torch.Tensor
     init_obs: torch.Tensor
+    optimal_weight: torch.Tensor
     history: dict[str, list[float]] = field(default_factory=dict)
 
 
@@ -262,8 +277,10 @@ class CDE(nn.Module):
             return torch.as_tensor(np.asarray(x, np.float32))
 
         obs, nxt = self._normalise(ds.obs), self._normalise(ds.next_obs)
+        opt_w = (ds.optimal_episode_weights() if cfg.is_optimal_weighting
+                 else np.ones(len(ds)))
         return _Tensors(obs, t(ds.actions), t(r), nxt, t(1.0 - ds.terminals),
-                        obs[torch.as_tensor(ds.is_initial > 0)],
+                        obs[torch.as_tensor(ds.is_initial > 0)], t(opt_w),
                         {k: [] for k in ("v_loss", "e_loss", "ood_loss", "bc_loss",
                                          "policy_loss", "mean_w", "eta_v", "eta_e")})
 
@@ -374,7 +391,8 @@ class CDE(nn.Module):
                         data_dist = self.data_policy.distribution(s)
                     log_pd = data_dist.log_prob(u)
                     kl = log_pu - cfg.zeta * log_pd        # log π − ζ log π_D
-                    pi_loss = -(log_we - kl).mean()
+                    # official: −E_D[is_optimal · (log w_E − (log π − ζ log π_D))]
+                    pi_loss = -(data.optimal_weight[idx] * (log_we - kl)).mean()
                 else:
                     log_p = torch.distributions.Normal(mean, std).log_prob(_atanh(act)).sum(-1)
                     pi_loss = -(w_e * log_p).mean()  # weighted BC: −E_D[w̄_E log π(a|s)]

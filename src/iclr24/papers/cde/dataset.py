@@ -7,6 +7,11 @@ next_obs (N, d_o), terminals (N,) (true ends: no bootstrap), timeouts (N,) (time
 bootstrapped as usual) and is_initial (N,) (episode starts; the initial-state term
 (1 − γ) E_{s₀}[V(s₀)] of the DICE dual reads them). Every transition carries its own next_obs, so
 the official skipping of the last (timeout) transition of a D4RL episode is not needed here.
+
+``optimal_episode_weights`` is the official ``is_optimal`` column of ``utils.dice_dataset``:
+1 for every transition of an episode whose last reward is positive (the episode ends at the
+goal), 0 otherwise; when fewer than 10 transitions are flagged, 1e-6 is added to every flag and
+the column is rescaled to mean 1 (so with no successful episode all weights are 1).
 """
 
 from __future__ import annotations
@@ -87,6 +92,20 @@ class OfflineDataset:
     @property
     def n_episodes(self) -> int:
         return int(self.is_initial.sum())
+
+    def optimal_episode_weights(self, *, min_flagged: int = 10) -> np.ndarray:
+        """(N,) the official ``is_optimal`` weights (module docstring) that CDE's policy loss
+        multiplies per transition."""
+        if isinstance(min_flagged, bool) or not isinstance(min_flagged, int) or min_flagged < 0:
+            raise ValueError(f"min_flagged must be an int >= 0; got {min_flagged!r}")
+        ids = self.episode_ids
+        last = np.r_[ids[1:] != ids[:-1], True]               # last transition of each episode
+        success = self.rewards[last] > 0.0                    # per episode: last reward > 0
+        flags = success[ids].astype(np.float64)
+        if flags.sum() < min_flagged:                         # official fallback
+            flags = flags + 1e-6
+            flags = flags / flags.sum() * len(flags)
+        return flags
 
     def select(self, mask: np.ndarray) -> OfflineDataset:
         """The transitions where ``mask`` (N,) is true, in order."""

@@ -18,6 +18,10 @@ official E-loss: ζ MSE on data pairs + (1 − ζ) ReLU(E − λ_e − α log ε
 each data state (the exact average over them instead of uniform samples); the density ratios
 w_E = (f')⁻¹((E − λ_e)/α) it implies on OOD pairs are then capped near ε̃, while with ζ = 1
 (OptiDICE, no OOD term) they are whatever the extrapolation gives.
+
+``ratio_policy`` / ``policy_value`` / ``support_optimal_policy`` read what a ratio w means for
+control: the policy π_w(a|s) ∝ w̄(s, a) π_b(a|s) whose occupancy is w · d^D, its exact value
+in the known MDP, and the best value reachable within the behaviour's support.
 """
 
 from __future__ import annotations
@@ -30,8 +34,9 @@ import torch
 from .divergence import soft_chi2
 from .losses import eta_loss, ood_penalty, v_loss
 
-__all__ = ["TabularMDP", "dual_objective", "gridworld_mdp", "sample_transitions", "solve_dual",
-           "tabular_e_step", "tabular_v_step"]
+__all__ = ["TabularMDP", "dual_objective", "gridworld_mdp", "policy_value", "ratio_policy",
+           "sample_transitions", "solve_dual", "support_optimal_policy", "tabular_e_step",
+           "tabular_v_step"]
 
 _MOVES = np.array([(-1, 0), (1, 0), (0, -1), (0, 1)])  # up, down, left, right (row, col)
 
@@ -208,3 +213,47 @@ def tabular_e_step(data: dict[str, np.ndarray], mdp: TabularMDP, v: np.ndarray, 
         opt_eta.step()
     e_final = (table + u[:, None] + b[None, :]).detach().numpy()
     return e_final, float(eta.detach())
+
+
+def ratio_policy(mdp: TabularMDP, data: dict[str, np.ndarray], w: np.ndarray) -> np.ndarray:
+    """π_w (S, A) ∝ w̄(s, a) π_b(a|s), the policy whose occupancy is w · d^D (DICE policy
+    extraction: π_w(a|s) = w(s, a) d^D(s, a) / Σ_a' w(s, a') d^D(s, a')); w̄(s, a) is the mean of
+    the per-transition ratios ``w`` (N,) over the data rows of (s, a). States without data, or
+    whose ratios are all 0, keep the behaviour policy."""
+    w = np.asarray(w, dtype=np.float64)
+    if w.shape != data["s"].shape:
+        raise ValueError(f"w must have shape {data['s'].shape} (one ratio per transition); got "
+                         f"{w.shape}")
+    n_s, n_a = mdp.n_states, mdp.n_actions
+    flat = data["s"] * n_a + data["a"]
+    total = np.bincount(flat, w, n_s * n_a).reshape(n_s, n_a)
+    count = np.bincount(flat, minlength=n_s * n_a).reshape(n_s, n_a)
+    w_bar = np.divide(total, count, out=np.zeros_like(total), where=count > 0)
+    pi = w_bar * mdp.behaviour
+    mass = pi.sum(1, keepdims=True)
+    return np.where(mass > 0, pi / np.where(mass > 0, mass, 1.0), mdp.behaviour)
+
+
+def policy_value(mdp: TabularMDP, pi: np.ndarray, *, gamma: float) -> float:
+    """Exact normalised value J(π) = (1 − γ) ρ₀ᵀ (I − γ P_π)⁻¹ r of a policy π (S, A)."""
+    pi = np.asarray(pi, dtype=np.float64)
+    if pi.shape != (mdp.n_states, mdp.n_actions) or (pi < 0).any() \
+            or not np.allclose(pi.sum(1), 1.0):
+        raise ValueError(f"pi must be a ({mdp.n_states}, {mdp.n_actions}) row-stochastic "
+                         f"array; got shape {pi.shape}")
+    p_pi = np.einsum("sa,sat->st", pi, mdp.P)
+    v = np.linalg.solve(np.eye(mdp.n_states) - gamma * p_pi, mdp.r)  # V = r + γ P_π V
+    return float((1 - gamma) * mdp.rho0 @ v)
+
+
+def support_optimal_policy(mdp: TabularMDP, *, gamma: float, iters: int = 2000) -> np.ndarray:
+    """The optimal deterministic policy (S, A) restricted to the behaviour's support (value
+    iteration over the actions with π_b(a|s) > 0): the best any ratio on d^D can reach."""
+    q_mask = np.where(mdp.behaviour > 0, 0.0, -np.inf)
+    v = np.zeros(mdp.n_states)
+    for _ in range(iters):
+        q = mdp.r[:, None] + gamma * mdp.P @ v + q_mask
+        v = q.max(1)
+    pi = np.zeros_like(mdp.behaviour)
+    pi[np.arange(mdp.n_states), q.argmax(1)] = 1.0
+    return pi

@@ -19,6 +19,8 @@ How the code maps to it.
   ``predict(theta, t_query)`` at any times).
 - :mod:`.forecaster`: :class:`DAMForecaster` (``fit(list_of_series)``, ``predict(series,
   times)``), trained across many series with forecast + backcast Huber loss.
+- :mod:`.pandas_adapter`: :func:`from_pandas` (a pandas Series with a DatetimeIndex -> a
+  :class:`~iclr24.kits.time_series.TimeSeries` in days; the forecaster accepts pandas directly).
 - :mod:`.synthetic`: the seeded multi-domain generator (15 min to 1 week, real-time periods,
   trends, AR noise, missingness, held-out period band).
 - ``claims.py``: ``hsr_vs_window``, ``irregular_robustness``, ``zero_shot_real``.
@@ -36,17 +38,29 @@ What is out of reach and scaled down. The paper's 25-dataset training corpus (se
 downloads) and its GPU training: here a synthetic corpus plus series bundled with statsmodels,
 a 32-wide, 2-layer backbone, batch 16 and a few hundred CPU steps; no token merging (ToMe).
 
-Usage::
+Usage (runnable as written; ``steps=10`` keeps it quick, train a few hundred steps or more for
+useful forecasts)::
 
+    import numpy as np
     from iclr24.papers.dam import DAMForecaster, synthetic_corpus
-    f = DAMForecaster(steps=500, horizon=96).fit(synthetic_corpus(32, seed=0))
-    y = f.predict(series, series.times[-1] + series.step * np.arange(1, 97))
+
+    f = DAMForecaster(steps=10, horizon=96).fit(synthetic_corpus(4, seed=0))
+    series = synthetic_corpus(1, seed=1, held_out=True)[0]  # a TimeSeries, times in days
+    y = f.predict(series, series.times[-1] + series.step * np.arange(1, 97))  # (96,) forecast
+
+    # pandas: a Series with a DatetimeIndex in (NaN = missing), a Series on the query dates out
+    import pandas as pd
+    hourly = pd.Series(np.sin(np.arange(300) * 2 * np.pi / 24),
+                       index=pd.date_range("2024-01-01", periods=300, freq="h"))
+    future = pd.date_range(hourly.index[-1], periods=25, freq="h")[1:]
+    forecast = f.predict(hourly, future)  # pandas Series indexed by `future`
 """
 
 from .basis import evaluate_basis, init_coefficients, log_frequencies, nyquist_mask, sinusoid_basis
-from .evaluation import holdout_mse, standardised_mse
+from .evaluation import holdout_mse, mean_forecast, seasonal_naive_backtest, standardised_mse
 from .forecaster import DAMConfig, DAMForecaster
 from .model import DAM, DAMLayer
+from .pandas_adapter import from_pandas, to_datetime_index, to_days
 from .sampling import hsr_probabilities, hsr_sample, window_sample
 from .scaling import robust_stats
 from .synthetic import RESOLUTIONS, SyntheticConfig, synthetic_corpus, synthetic_series
@@ -59,16 +73,21 @@ __all__ = [
     "DAMLayer",
     "SyntheticConfig",
     "evaluate_basis",
+    "from_pandas",
     "holdout_mse",
     "hsr_probabilities",
     "hsr_sample",
     "init_coefficients",
     "log_frequencies",
+    "mean_forecast",
     "nyquist_mask",
     "robust_stats",
+    "seasonal_naive_backtest",
     "sinusoid_basis",
     "standardised_mse",
     "synthetic_corpus",
     "synthetic_series",
+    "to_datetime_index",
+    "to_days",
     "window_sample",
 ]

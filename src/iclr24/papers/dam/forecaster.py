@@ -23,6 +23,7 @@ from iclr24.kits.time_series import TimeSeries
 
 from .basis import log_frequencies
 from .model import DAM
+from .pandas_adapter import from_pandas, is_pandas, to_days
 from .sampling import hsr_sample, window_sample
 
 __all__ = ["DAMConfig", "DAMForecaster"]
@@ -53,7 +54,9 @@ class DAMConfig:
 
 
 class DAMForecaster:
-    """scikit-learn-like wrapper: ``fit(list_of_series)``, ``predict(series, times)``."""
+    """scikit-learn-like wrapper: ``fit(list_of_series)``, ``predict(series, times)``.
+
+    Series are :class:`TimeSeries` (times in days) or pandas Series with a DatetimeIndex."""
 
     def __init__(self, config: DAMConfig | None = None, **overrides) -> None:
         cfg = config or DAMConfig()
@@ -86,19 +89,40 @@ class DAMForecaster:
             tt[i, :t.size], vv[i, :v.size], mask[i, :t.size] = t, v, True
         return torch.from_numpy(tt), torch.from_numpy(vv), torch.from_numpy(mask)
 
-    # --- training ------------------------------------------------------------------------
-    def fit(self, series: list[TimeSeries], progress=None) -> DAMForecaster:
-        """Train on ``series`` (a list of :class:`TimeSeries`, each with >= 2 points)."""
+    @staticmethod
+    def _check_series(series) -> list[TimeSeries]:
         if not isinstance(series, (list, tuple)) or not series:
-            raise ValueError("series must be a non-empty list of TimeSeries")
+            raise ValueError("series must be a non-empty list of TimeSeries (or pandas Series "
+                             f"with a DatetimeIndex), got {type(series).__name__}")
+        series = [from_pandas(s) if is_pandas(s) else s for s in series]
         if not all(isinstance(s, TimeSeries) for s in series):
-            raise TypeError("every element of series must be a TimeSeries")
+            bad = next(type(s).__name__ for s in series if not isinstance(s, TimeSeries))
+            raise TypeError("every element of series must be a TimeSeries or a pandas Series "
+                            f"with a DatetimeIndex, got {bad}")
         if any(len(s) < 3 for s in series):
-            raise ValueError("every training series needs at least 3 points")
+            raise ValueError("every training series needs at least 3 observed points")
+        return series
+
+    # --- training ------------------------------------------------------------------------
+    def fit(self, series, progress=None) -> DAMForecaster:
+        """Train on ``series``: a non-empty list of :class:`TimeSeries` or of pandas Series with
+        a ``DatetimeIndex`` (converted by :func:`~.pandas_adapter.from_pandas`; NaN = missing),
+        each with >= 3 observed points. Histories shorter than ``n_ctx`` are read whole."""
+        series = self._check_series(series)
         with torch_threads(1):  # tiny model: extra threads only spin
             return self._fit(series, progress)
 
-    def _fit(self, series, progress):
+    def initialise(self, series) -> DAMForecaster:
+        """Build the basis (from the series' resolutions) and the network *without training*
+        (the same checks and conversions as :meth:`fit`). The head starts at zero, so this
+        forecaster predicts the ridge least-squares fit theta_0 of each context (App. E's
+        initialisation alone): the untrained null arm of the claims."""
+        series = self._check_series(series)
+        self._build(series)
+        self.losses_ = []
+        return self
+
+    def _build(self, series):
         c = self.config
         steps = np.array([s.step for s in series])
         min_p = c.min_period or 2.0 * steps.min()
@@ -107,6 +131,10 @@ class DAMForecaster:
         torch.manual_seed(c.seed)
         self.model_ = DAM(freqs, c.d_model, c.n_layers, c.n_heads, ridge=c.ridge,
                           lookback_scale=float(c.max_lookback))
+
+    def _fit(self, series, progress):
+        c = self.config
+        self._build(series)
         rng = np.random.default_rng(c.seed)
         opt = torch.optim.Adam(self.model_.parameters(), lr=c.lr)
         huber = torch.nn.HuberLoss(delta=c.huber_delta)
@@ -143,25 +171,39 @@ class DAMForecaster:
         return self
 
     # --- inference -----------------------------------------------------------------------
-    def predict(self, series: TimeSeries, times, n_draws: int = 1, seed: int = 0) -> np.ndarray:
-        """Forecast (or impute) ``series`` at ``times`` (days, same axis as series.times).
+    def predict(self, series, times, n_draws: int = 1, seed: int = 0):
+        """Forecast (or impute) ``series`` at ``times``.
 
-        The context is read from the whole ``series`` (its last point is the origin); with
-        HSR, ``n_draws`` contexts are drawn and their forecasts averaged. Returns (m,)."""
+        series: a :class:`TimeSeries` (any number >= 1 of observed points: a history shorter
+          than ``n_ctx`` is read whole, as HSR samples whatever history exists), or a pandas
+          Series with a ``DatetimeIndex`` (NaN = missing).
+        times: (m,) query times in days on the axis of ``series.times`` (for a pandas series:
+          days since 1970-01-01), or a pandas ``DatetimeIndex``.
+        The context is read from the whole history (its last point is the origin); with HSR,
+        ``n_draws`` contexts are drawn and their forecasts averaged.
+        Returns (m,) float64, or a pandas Series indexed by ``times`` if it is a DatetimeIndex."""
         if not hasattr(self, "model_"):
             raise RuntimeError("call fit() before predict()")
+        if is_pandas(series):
+            series = from_pandas(series)
         if not isinstance(series, TimeSeries):
-            raise TypeError("series must be a TimeSeries")
-        q = np.asarray(times, dtype=np.float64)
+            raise TypeError("series must be a TimeSeries or a pandas Series with a "
+                            f"DatetimeIndex, got {type(series).__name__}")
+        index = times if is_pandas(times) else None
+        if index is not None:
+            q = to_days(index)  # raises TypeError unless a DatetimeIndex
+        else:
+            try:
+                q = np.asarray(times, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise TypeError("times must be numeric days or a pandas DatetimeIndex, got "
+                                f"{type(times).__name__}") from None
         if q.ndim != 1 or q.size == 0:
             raise ValueError(f"times must be a non-empty 1-D array, got shape {q.shape}")
         if np.isnan(q).any():
             raise ValueError("times contains NaN; pass finite query times (days)")
         if isinstance(n_draws, bool) or not isinstance(n_draws, int) or n_draws < 1:
             raise ValueError(f"n_draws must be a positive int, got {n_draws!r}")
-        if self.config.n_ctx > len(series):
-            raise ValueError(f"n_ctx={self.config.n_ctx} is larger than the history "
-                             f"({len(series)} points)")
         rng = np.random.default_rng(seed)
         origin = series.times[-1]
         ctxs = []
@@ -174,4 +216,8 @@ class DAMForecaster:
             theta = self.model_(t_ctx, v_ctx, mask, step)
             tq = torch.from_numpy((q - origin).astype(np.float32)).expand(len(ctxs), -1)
             out = self.model_.predict(theta, tq).double().mean(0).numpy()
+        if index is not None:
+            import pandas as pd
+
+            return pd.Series(out, index=index, name=series.name or None)
         return out

@@ -27,7 +27,7 @@ How the code maps to it.
 What is out of reach and scaled down. The paper analyses ImageNet-pretrained models; their
 weights come from model hubs (timm/torchvision download them), which is not allowed here, and
 timm/torchvision cannot be installed alongside our CPU torch. So the claims train a micro
-ConvNeXt (~0.4 M parameters, 448 depthwise 7x7 kernels) for 100 CPU steps (small) on dead-
+ConvNeXt (~0.4 M parameters, 448 depthwise 7x7 kernels) for 400 CPU steps (small) on dead-
 leaves images (classifying which of 8 radius exponents made the image; rotation prediction is
 not learnable on rotation-invariant dead leaves) and ask whether the same structure appears
 compared
@@ -60,7 +60,7 @@ from .matching import (
     permute_pixels,
     random_kernels,
 )
-from .templates import TEMPLATE_FAMILIES, dog_template_bank, template_family
+from .templates import TEMPLATE_FAMILIES, dog_template_bank, lowpass_references, template_family
 
 __all__ = [
     "TEMPLATE_FAMILIES",
@@ -79,6 +79,7 @@ __all__ = [
     "depthwise_kernels",
     "dog_template_bank",
     "is_depthwise",
+    "lowpass_references",
     "match_templates",
     "name_clusters",
     "permute_pixels",

@@ -95,6 +95,8 @@ def permute_pixels(kernels, seed: int = 0) -> np.ndarray:
     """Each kernel's pixels randomly permuted (its own permutation): keeps the value
     distribution, destroys spatial structure."""
     k = as_kernel_array(kernels)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int, got {seed!r}")
     rng = np.random.default_rng(seed)
     flat = k.reshape(len(k), -1)
     idx = np.argsort(rng.random(flat.shape), axis=1)
@@ -103,4 +105,9 @@ def permute_pixels(kernels, seed: int = 0) -> np.ndarray:
 
 def random_kernels(n: int, k: int, seed: int = 0) -> np.ndarray:
     """``n`` i.i.d. Gaussian k x k kernels (the chance baseline of a template bank)."""
+    for name, v in (("n", n), ("k", k)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{name} must be a positive int, got {v!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int, got {seed!r}")
     return np.random.default_rng(seed).normal(size=(n, k, k))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["TEMPLATE_FAMILIES", "dog_template_bank", "template_family"]
+__all__ = ["TEMPLATE_FAMILIES", "dog_template_bank", "lowpass_references", "template_family"]
 
 TEMPLATE_FAMILIES = ("dog", "dog_d1", "dog_d2", "dog_dxy", "gauss_d1")
 
@@ -41,14 +41,34 @@ def template_family(label: str) -> str:
     return label.split("+")[0].split("-")[0]
 
 
+def lowpass_references(k: int = 7, sigmas=(2.0,)) -> np.ndarray:
+    """Same-sign low-pass kernels (L2-normalised, (1 + len(sigmas), k, k)): the constant
+    (flat) kernel and broad Gaussian blobs G_sigma. A DoG with beta < 1 and a wide sigma1 is
+    close to these; a bank that matches them counts mere smoothing as "DoG structure"."""
+    refs = [np.ones((k, k))] + [_gauss(int(k), float(s), (0, 0)) for s in sigmas]
+    return np.stack([r / np.linalg.norm(r) for r in refs])
+
+
 def dog_template_bank(k: int = 7, sigmas1=(0.5, 0.75, 1.0, 1.5, 2.0), ratios=(1.5, 2.0, 3.0),
                       betas=(0.5, 0.75, 1.0), angles=(0.0, 45.0, 90.0, 135.0),
-                      include_gaussian_derivative: bool = True
+                      include_gaussian_derivative: bool = True,
+                      max_lowpass_cosine: float | None = None
                       ) -> tuple[np.ndarray, list[str]]:
     """Templates (T, k, k), L2-normalised, both signs, and their labels
-    (``"<family><sign>(sigma1=..,ratio=..,beta=..,angle=..)"``)."""
+    (``"<family><sign>(sigma1=..,ratio=..,beta=..,angle=..)"``).
+
+    ``max_lowpass_cosine``: if given, drop every template whose |cosine| with a low-pass
+    reference (:func:`lowpass_references`: the flat kernel, a sigma = 2 Gaussian blob) exceeds
+    it. The full 7x7 bank matches a constant kernel at cosine 0.85, so without this a
+    same-sign smoothing kernel counts as "DoG-family"."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 3 or k % 2 == 0:
         raise ValueError(f"k must be an odd int >= 3, got {k!r}")
+    if max_lowpass_cosine is not None and (
+            isinstance(max_lowpass_cosine, bool)
+            or not isinstance(max_lowpass_cosine, (int, float, np.floating))
+            or not 0 < max_lowpass_cosine <= 1):
+        raise ValueError(f"max_lowpass_cosine must be None or a number in (0, 1], "
+                         f"got {max_lowpass_cosine!r}")
     for name, vals in (("sigmas1", sigmas1), ("ratios", ratios), ("betas", betas)):
         if len(vals) == 0 or any(not np.isfinite(v) or v <= 0 for v in vals):
             raise ValueError(f"{name} must be a non-empty sequence of positive numbers")
@@ -82,4 +102,12 @@ def dog_template_bank(k: int = 7, sigmas1=(0.5, 0.75, 1.0, 1.5, 2.0), ratios=(1.
             gx, gy = _gauss(int(k), s1, (0, 1)), _gauss(int(k), s1, (1, 0))
             for a, ang in zip(rad, angles):
                 add(np.cos(a) * gx + np.sin(a) * gy, "gauss_d1", f"sigma={s1:g},angle={ang:g}")
-    return np.stack(temps).astype(np.float64), labels
+    bank = np.stack(temps).astype(np.float64)
+    if max_lowpass_cosine is not None:
+        refs = lowpass_references(int(k)).reshape(-1, int(k) * int(k))
+        lowpass = np.abs(bank.reshape(len(bank), -1) @ refs.T).max(axis=1)  # |cos(t, ref)|
+        keep = lowpass <= max_lowpass_cosine
+        if not keep.any():
+            raise ValueError(f"max_lowpass_cosine={max_lowpass_cosine!r} removes every template")
+        bank, labels = bank[keep], [lab for lab, kp in zip(labels, keep) if kp]
+    return bank, labels

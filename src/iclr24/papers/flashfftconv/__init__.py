@@ -22,6 +22,11 @@ How the code maps to it.
   :func:`fft_conv` (functional); baselines :func:`fft_conv_reference` (rfft, the strongest CPU
   baseline), :func:`fft_conv_complex_reference` (the official benchmark's complex fft) and
   :func:`frequency_sparse_reference`.
+- :mod:`.triton_kernel` (imported on demand, needs ``triton``): the fused GPU kernel
+  :func:`~.triton_kernel.monarch_conv_triton` (order-2 Monarch FFT as ``tl.dot`` on
+  fp16/bf16/fp32, ⊙ FFT(k), inverse, real-input trick and gates in one kernel per block of
+  sequences), chosen by ``MonarchFFTConv(..., backend="auto")`` for CUDA inputs it supports;
+  :func:`~.triton_kernel.gpu_throughput_table` times it on a GPU.
 - :mod:`.order_selection`: ``order=None`` -> :func:`best_order`, a table measured on a CPU
   (how it was measured is in that module's docstring).
 - :mod:`.synthetic_filters`: decaying-noise, smooth (Hyena-like) and white-noise filters.

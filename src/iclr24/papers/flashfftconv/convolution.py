@@ -27,9 +27,12 @@ Paper mapping (Fu et al., ICLR 2024):
   near ``N_p`` keeps low |frequency| on the complex pipeline (a low-pass, as in the official
   PyTorch example); on the real-trick pipeline it keeps the lowest and highest rfft bins.
 
-What differs from the paper: no fused kernel, no tensor cores, no fp16/bf16 (CPU has no fast path;
+What differs from the paper: this module's PyTorch path (``backend="torch"``, the reference and
+the only path on a CPU) has no fused kernel, no tensor cores, no fp16/bf16 (CPU has no fast path;
 computation is float32 or float64, inputs of other float dtypes are cast), no backward kernels (the
-module is differentiable through autograd on the matmuls).
+module is differentiable through autograd on the matmuls). The fused GPU kernel is
+:mod:`.triton_kernel` (``backend="triton"``, picked by ``"auto"`` for CUDA inputs it supports;
+forward only).
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ __all__ = [
 ]
 
 MIN_FFT_SIZE = 16
+BACKENDS = ("auto", "torch", "triton")
 MAX_FFT_SIZE = 2**22  # the official kernels go up to N = 4,194,304
 
 
@@ -104,6 +108,13 @@ class MonarchFFTConv(nn.Module):
             ``torch.float16``/``torch.bfloat16`` are accepted and compute in float32. As in the
             official constructor, ``MonarchFFTConv(seqlen, torch.bfloat16)`` works (a dtype
             passed second is taken as ``dtype``).
+        backend: ``"torch"`` (this module's PyTorch matmul pipeline, the reference),
+            ``"triton"`` (the fused kernel of :mod:`.triton_kernel`: CUDA tensors, or any
+            tensors under ``TRITON_INTERPRET=1``; FFT sizes 256…8192 in fp16/bf16, …4096 in fp32; u in float16/bfloat16/
+            float32, whose dtype sets the kernel's operand dtype; ``order``/``real_trick`` do not
+            apply to it) or ``"auto"`` (default): triton for CUDA inputs when Triton is importable
+            and the size and dtype are supported, else torch. CPU inputs always take the torch
+            path under ``"auto"``.
 
     ``forward(u, k, pregate=None, postgate=None)``: u (B, H, L) real with L ≤ N/2, k (H, L_k) real
     with L_k ≤ N/2; optional gates (B, H, L): ``y = conv(u ⊙ pregate, k) ⊙ postgate``. Returns
@@ -111,13 +122,16 @@ class MonarchFFTConv(nn.Module):
     """
 
     def __init__(self, seqlen: int, order: int | None = None, real_trick: bool = True,
-                 dtype: torch.dtype = torch.float32) -> None:
+                 dtype: torch.dtype = torch.float32, backend: str = "auto") -> None:
         super().__init__()
         if isinstance(order, torch.dtype):          # the official call FlashFFTConv(seqlen, dtype)
             order, dtype = None, order
         _check_fft_size("seqlen", seqlen)
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
         self._setup(seqlen=seqlen, block=seqlen, order=order, real_trick=real_trick,
                     dtype=dtype, in_half=True, out_second=False, keep_top=None)
+        self.backend = backend
 
     # ------------------------------------------------------------------ plan construction
     def _setup(self, *, seqlen: int, block: int, order: int | None, real_trick: bool,
@@ -139,6 +153,7 @@ class MonarchFFTConv(nn.Module):
                              f"{block}, i.e. <= {max_order}); got {order!r}")
         self.order = order
         self.factors = monarch_factors(block, order)
+        self.backend = "torch"                  # subclasses (partial, sparse): torch only
         self._in_half = in_half
         self._out_second = out_second
         flast = self.factors[-1]
@@ -296,11 +311,44 @@ class MonarchFFTConv(nn.Module):
                 out_gate: torch.Tensor | None = None) -> torch.Tensor:
         u, k, pregate, postgate = self._prepare(u, k, pregate, postgate, in_gate, out_gate,
                                                 self.seqlen // 2)
+        if self.resolve_backend(u) == "triton":
+            from .triton_kernel import monarch_conv_triton
+
+            c = lambda t: None if t is None else t.contiguous()
+            return monarch_conv_triton(c(u), c(k), c(pregate), c(postgate),
+                                       fft_size=self.seqlen)
         return self._run(u, self.filter_spectrum(k), pregate, postgate)
+
+    def resolve_backend(self, u: torch.Tensor) -> str:
+        """``"torch"`` or ``"triton"``: what ``forward(u, ...)`` runs for this input (see
+        ``backend`` in the class docstring). ``backend="triton"`` raises a clear error when Triton
+        is missing or the size, dtype or device is unsupported."""
+        if self.backend == "torch":
+            return "torch"
+        if self.backend == "auto" and u.device.type != "cuda":
+            return "torch"                      # CPU results stay those of the torch path
+        try:
+            from . import triton_kernel
+        except ImportError as err:
+            if self.backend == "auto":
+                return "torch"
+            raise ImportError(f"backend='triton' needs the triton package ({err}); install "
+                              f"triton or use backend='torch'") from err
+        if self.backend == "auto":
+            ok = triton_kernel.triton_supports(self.seqlen, u.dtype)
+            return "triton" if ok else "torch"
+        if u.dtype not in triton_kernel.TRITON_DTYPES:
+            raise TypeError(f"backend='triton' takes u in float16, bfloat16 or float32, got "
+                            f"{u.dtype}; use backend='torch'")
+        triton_kernel.triton_factors(self.seqlen, u.dtype)     # ValueError naming the size
+        if u.device.type != "cuda" and not triton_kernel.interpreting():
+            raise ValueError(f"backend='triton' needs CUDA tensors (u is on {u.device}); on a "
+                             f"CPU it runs only under Triton's interpreter (TRITON_INTERPRET=1)")
+        return "triton"
 
     def extra_repr(self) -> str:
         return (f"seqlen={self.seqlen}, order={self.order}, factors={self.factors}, "
-                f"real_trick={self.real_trick}, dtype={self.dtype}")
+                f"real_trick={self.real_trick}, dtype={self.dtype}, backend={self.backend}")
 
 
 class PartialFFTConv(MonarchFFTConv):

@@ -13,7 +13,10 @@ up to 27% better TM-score).
 
 How the code maps to it.
 - :mod:`.complexes`: the synthetic benchmark (chains, native complexes, the dimer "predictor"
-  in GT or AFM-like mode): ``generate_complex(es)``, ``AssemblyProblem``, ``SyntheticComplex``.
+  in GT or AFM-like mode): ``generate_complex(es)``, ``AssemblyProblem``, ``SyntheticComplex``,
+  ``complex_from_native``.
+- :mod:`.pdb_files`: ``load_pdb_complex`` / ``read_ca_chains``, the same complex type from the
+  Cα atoms of a local PDB file (a minimal reader; dimers from the benchmark's predictor).
 - :mod:`.environment`: the MDP (Sec. 3): ``AssemblyEnv`` (gymnasium API, placement
   T_global(j) = T_global(i) ∘ T_ij), the docking reward ``DockingReward`` / ``PairScorer``.
 - :mod:`.policy`: ``GCNEncoder`` (Eq. 4), ``GAPNPolicy``, ``ValueNetwork``,
@@ -32,7 +35,10 @@ seeded noisy "predictor", and the docking reward is the spec's contact/confidenc
 for the paper's Eq. 2 (not retrieved). Node features are chain size, radius and mean dimer
 confidence instead of protein-language-model embeddings. Hyper-parameters are the spec's
 defaults (the paper's were not retrieved). MoLPC's cost includes AFM sub-structure prediction,
-which is not modelled, so time ratios cover the search only.
+which is not modelled: ``search_cost`` therefore counts cost in distinct interface scorings
+(the stand-in scorer's calls, the unit an AFM-based pipeline pays in) and reports CPU time of
+the search beside it. Real complexes can be read from local PDB files (``load_pdb_complex``),
+with dimers from the same predictor, since AFM dimers cannot be computed here.
 """
 
 from .complexes import (
@@ -40,11 +46,13 @@ from .complexes import (
     ComplexConfig,
     Dimer,
     SyntheticComplex,
+    complex_from_native,
     generate_complex,
     generate_complexes,
     sample_chain,
 )
 from .environment import AssemblyEnv, DockingReward, PairScorer, tree_path
+from .pdb_files import load_pdb_complex, read_ca_chains
 from .policy import (
     AssemblyDiscriminator,
     EdgeScorer,
@@ -97,6 +105,7 @@ __all__ = [
     "apply_transform",
     "assemble_tree",
     "batch_observations",
+    "complex_from_native",
     "compose",
     "exhaustive_assemble",
     "gapn_assemble",
@@ -106,11 +115,13 @@ __all__ = [
     "invert",
     "kabsch",
     "kabsch_rmsd",
+    "load_pdb_complex",
     "mcts_assemble",
     "normalized_adjacency",
     "prufer_to_edges",
     "random_assemble",
     "random_rotation",
+    "read_ca_chains",
     "sample_chain",
     "spanning_trees",
     "tm_d0",

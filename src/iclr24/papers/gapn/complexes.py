@@ -22,6 +22,9 @@ confidences) and tests the search/policy part, GAPN's contribution, not structur
   contacts get the exact native transform, no wrong interfaces (non-contacting pairs still get
   a docked wrong pose: no ground-truth dimer exists for chains that do not touch).
 
+``complex_from_native`` applies the contact rule and the dimer predictor to any native chains
+(also those of a PDB file, see :mod:`.pdb_files`).
+
 ``AssemblyProblem`` holds only what a method may see (chains, dimers); ``SyntheticComplex``
 adds the native poses and contacts used for scoring and for the discriminator's expert edges.
 """
@@ -40,6 +43,7 @@ __all__ = [
     "ComplexConfig",
     "Dimer",
     "SyntheticComplex",
+    "complex_from_native",
     "generate_complex",
     "generate_complexes",
     "sample_chain",
@@ -251,6 +255,24 @@ def generate_complex(n_chains: int, rng: np.random.Generator, *, mode: str = "af
             raise RuntimeError(f"no placed chain can take chain {k} without clashes")
         poses.append(pose)
         placed.append(apply_transform(pose, chains[k]))
+    return complex_from_native(chains, poses, rng, mode=mode, config=config)
+
+
+def complex_from_native(chains: list[np.ndarray], poses: list[Transform],
+                        rng: np.random.Generator, *, mode: str = "afm",
+                        config: ComplexConfig = ComplexConfig()) -> SyntheticComplex:
+    """The complex of given native chains: native contacts from the poses, and the dimer
+    "predictor" of the module docstring (GT or AFM-like) for every pair.
+
+    chains: local coordinates, each (n_k, 3); poses: T_k mapping chain k to the native frame.
+    Used by ``generate_complex`` and by ``load_pdb_complex`` (chains of a real PDB file)."""
+    if mode not in ("afm", "gt"):
+        raise ValueError(f"mode must be 'afm' or 'gt'; got {mode!r}")
+    if len(chains) != len(poses):
+        raise ValueError(f"chains and poses must have the same length; got {len(chains)} and "
+                         f"{len(poses)}")
+    n_chains = len(chains)
+    placed = [apply_transform(t, c) for t, c in zip(poses, chains)]
     contacts = frozenset(
         (i, j) for i in range(n_chains) for j in range(i + 1, n_chains)
         if _count_pairs(placed[i], placed[j], CONTACT_CUTOFF) >= config.native_contact_pairs)
@@ -272,7 +294,7 @@ def generate_complex(n_chains: int, rng: np.random.Generator, *, mode: str = "af
                 conf = rng.uniform(0.5, 0.8) if (i, j) in contacts else rng.uniform(0.2, 0.6)
             n_contacts = _count_pairs(chains[i], apply_transform(rel, chains[j]), CONTACT_CUTOFF)
             dimers[(i, j)] = Dimer(rel[0], rel[1], float(conf), n_contacts)
-    return SyntheticComplex(AssemblyProblem(chains, dimers), poses, contacts, mode)
+    return SyntheticComplex(AssemblyProblem(chains, dimers), list(poses), contacts, mode)
 
 
 def generate_complexes(count: int, chain_range: tuple[int, int], seed: int, *,

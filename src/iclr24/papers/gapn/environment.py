@@ -23,7 +23,9 @@ the tree alone (every pair is scored once, with its relative pose fixed by the t
 is what makes the exhaustive search over trees exact.
 
 ``PairScorer`` memoises s_jk by tree path (the relative pose of two chains depends only on the
-path between them); an environment and its clones share one scorer.
+path between them); an environment and its clones share one scorer. Its ``evaluations`` counts
+the distinct interface scorings, the stand-in for the expensive structure evaluations
+(AlphaFold-Multimer / mpDockQ) that dominate MoLPC's cost; ``lookups`` counts every request.
 """
 
 from __future__ import annotations
@@ -82,7 +84,8 @@ class PairScorer:
         self._conf = problem.confidence()
         self._predicted: dict[tuple[int, int], np.ndarray] = {}
         self._cache: dict[tuple[int, ...], tuple[float, int]] = {}
-        self.evaluations = 0
+        self.evaluations = 0  # distinct interface scorings (the expensive call; memoised)
+        self.lookups = 0      # every request, cache hits included
 
     def relative_pose(self, path: tuple[int, ...]) -> Transform:
         """Pose of path[-1] in path[0]'s frame: T_{p0 p1} ∘ T_{p1 p2} ∘ …."""
@@ -102,6 +105,7 @@ class PairScorer:
 
     def __call__(self, path: tuple[int, ...]) -> tuple[float, int]:
         """(s_ab, clashes_ab) for the two ends of ``path``."""
+        self.lookups += 1
         key = path if path[0] < path[-1] else tuple(reversed(path))
         hit = self._cache.get(key)
         if hit is not None:

@@ -28,7 +28,7 @@ from torch import nn
 
 from iclr24.kits.reinforcement import clipped_policy_loss, clipped_value_loss, gae
 
-from .complexes import SyntheticComplex
+from .complexes import AssemblyProblem, SyntheticComplex
 from .environment import AssemblyEnv, DockingReward, PairScorer
 from .policy import AssemblyDiscriminator, GAPNPolicy, ValueNetwork, batch_observations
 from .search import AssemblyResult
@@ -105,12 +105,20 @@ def gapn_assemble(env: AssemblyEnv, policy: GAPNPolicy, *, sample: bool = False,
 
 
 def _check_complexes(train: Sequence[SyntheticComplex]) -> list[SyntheticComplex]:
+    accepted = ("SyntheticComplex objects (from generate_complexes, complex_from_native or "
+                "load_pdb_complex for a local PDB file)")
+    if isinstance(train, (SyntheticComplex, str, bytes)) or not isinstance(train, Sequence):
+        raise TypeError(f"train_complexes must be a sequence of {accepted}; got "
+                        f"{type(train).__name__}")
     train = list(train)
     if not train:
         raise ValueError("train_complexes must be non-empty")
-    for c in train:
+    for k, c in enumerate(train):
         if not isinstance(c, SyntheticComplex):
-            raise TypeError(f"train_complexes must hold SyntheticComplex; got {type(c).__name__}")
+            hint = (" (an AssemblyProblem has no native, which the discriminator's expert "
+                    "actions need)" if isinstance(c, AssemblyProblem) else "")
+            raise TypeError(f"train_complexes must hold {accepted}; item {k} is "
+                            f"{type(c).__name__}{hint}")
     return train
 
 
@@ -119,6 +127,10 @@ def train_gapn(train_complexes: Sequence[SyntheticComplex], config: GAPNConfig =
                progress: Callable[[float, str], None] | None = None) -> GAPNModel:
     """Train GAPN (or, with ``adversarial_weight=0``, its no-adversarial ablation)."""
     train = _check_complexes(train_complexes)
+    if not isinstance(config, GAPNConfig):
+        raise TypeError(f"config must be a GAPNConfig; got {type(config).__name__}")
+    if reward is not None and not isinstance(reward, DockingReward):
+        raise TypeError(f"reward must be a DockingReward or None; got {type(reward).__name__}")
     reward = DockingReward() if reward is None else reward
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)

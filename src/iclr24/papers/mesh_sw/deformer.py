@@ -16,6 +16,7 @@ Regularisers of the base model are not added (none in any arm).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -110,7 +111,9 @@ def _as_mesh(mesh, name: str) -> tuple[torch.Tensor, torch.Tensor]:
 def fit_deformation(template, target, loss: str = "sw_varifold", steps: int = 600,
                     lr: float = 1e-3, seed: int = 0, n_samples: int = 2000,
                     n_projections: int = 100, normal_scale: float = 1.0, hidden: int = 128,
-                    method: str = "euler", step_size: float = 0.1
+                    method: str = "euler", step_size: float = 0.1,
+                    checkpoints: Sequence[int] = (),
+                    on_checkpoint: Callable[[int, torch.Tensor], None] | None = None
                     ) -> tuple[tuple[torch.Tensor, torch.Tensor], FitHistory]:
     """Fit a :class:`NeuralODEDeformer` that moves ``template`` onto ``target`` with Adam.
 
@@ -121,6 +124,9 @@ def fit_deformation(template, target, loss: str = "sw_varifold", steps: int = 60
     - "chamfer": Chamfer distance between ``n_samples`` fresh surface samples of each mesh.
     Projections and samples are redrawn every step from one ``torch.Generator(seed)``; the model
     init uses the same seed, so arms differ only in the loss.
+    ``checkpoints``: step counts (0 < k < ``steps``) after which ``on_checkpoint(k, verts_k)``
+    is called with the deformed vertices at that point of training (no gradient), e.g. to
+    evaluate convergence; the random stream is not touched, so the fit is unchanged.
     Returns ((verts_T, faces), history)."""
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
@@ -128,6 +134,11 @@ def fit_deformation(template, target, loss: str = "sw_varifold", steps: int = 60
         raise ValueError(f"steps must be a non-negative int, got {steps!r}")
     if not lr > 0:
         raise ValueError(f"lr must be positive, got {lr!r}")
+    checkpoints = sorted({int(k) for k in checkpoints})
+    if checkpoints and not 0 < checkpoints[0] <= checkpoints[-1] < max(steps, 1):
+        raise ValueError(f"checkpoints must lie in 1..steps-1 = 1..{steps - 1}, got {checkpoints}")
+    if checkpoints and on_checkpoint is None:
+        raise ValueError("checkpoints were given but on_checkpoint is None")
     v0, f0 = _as_mesh(template, "template")
     vt, ft = _as_mesh(target, "target")
     gen = torch.Generator().manual_seed(seed)
@@ -137,7 +148,10 @@ def fit_deformation(template, target, loss: str = "sw_varifold", steps: int = 60
     if kind is not None:
         y, b = mesh_to_measure(vt, ft, kind, normal_scale=normal_scale)
     history = FitHistory(model=model)
-    for _ in range(steps):
+    for step in range(steps):
+        if step in checkpoints:
+            with torch.no_grad():
+                on_checkpoint(step, model(v0))
         opt.zero_grad()
         v = model(v0)
         if kind is not None:

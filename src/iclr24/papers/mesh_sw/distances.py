@@ -33,6 +33,9 @@ def _check_measure(x: torch.Tensor, w: torch.Tensor | None, name: str, wname: st
     if x.ndim != 2 or x.shape[0] == 0 or not x.is_floating_point():
         raise ValueError(f"{name} must be a non-empty float tensor of shape (n, d), got "
                          f"{tuple(x.shape)} {x.dtype}")
+    if not bool(torch.isfinite(x.detach()).all()):
+        raise ValueError(f"{name} contains NaN or inf ({int((~torch.isfinite(x.detach())).sum())} "
+                         f"of {x.numel()} entries); a measure's support must be finite")
     if w is None:
         return torch.full((x.shape[0],), 1.0 / x.shape[0], dtype=x.dtype, device=x.device)
     if not isinstance(w, torch.Tensor):
@@ -47,6 +50,17 @@ def _check_measure(x: torch.Tensor, w: torch.Tensor | None, name: str, wname: st
     if not float(total.detach()) > 0.0:
         raise ValueError(f"{wname} must have a positive sum")
     return w.to(x.dtype) / total
+
+
+def _check_pair(x: torch.Tensor, y: torch.Tensor) -> None:
+    if x.shape[1] != y.shape[1]:
+        raise ValueError(f"x and y must live in the same dimension, got x: (n, {x.shape[1]}) and "
+                         f"y: (m, {y.shape[1]})")
+    if x.dtype != y.dtype:
+        raise TypeError(f"x and y must have the same dtype, got x: {x.dtype} and y: {y.dtype}; "
+                        "cast one of them (e.g. y.to(x.dtype))")
+    if x.device != y.device:
+        raise ValueError(f"x and y must be on the same device, got {x.device} and {y.device}")
 
 
 def random_projections(d: int, n_projections: int, generator: torch.Generator | None = None,
@@ -93,10 +107,8 @@ def sliced_wasserstein(x: torch.Tensor, y: torch.Tensor, a: torch.Tensor | None 
     uniform_equal = a is None and b is None and x.shape[0] == y.shape[0]
     a = _check_measure(x, a, "x", "a")
     b = _check_measure(y, b, "y", "b")
-    if x.shape[1] != y.shape[1]:
-        raise ValueError(f"x and y must live in the same dimension, got x: (n, {x.shape[1]}) and "
-                         f"y: (m, {y.shape[1]})")
-    if not p >= 1:
+    _check_pair(x, y)
+    if isinstance(p, bool) or not isinstance(p, int | float) or not p >= 1:
         raise ValueError(f"p must be >= 1, got {p!r}")
     d = x.shape[1]
     if projections is None:
@@ -126,9 +138,7 @@ def chamfer_distance(x: torch.Tensor, y: torch.Tensor, block: int = 2048) -> tor
     point sets; O(n m) time, O((n + m) * block) memory. Returns a scalar tensor."""
     _check_measure(x, None, "x", "a")
     _check_measure(y, None, "y", "b")
-    if x.shape[1] != y.shape[1]:
-        raise ValueError(f"x and y must live in the same dimension, got x: (n, {x.shape[1]}) and "
-                         f"y: (m, {y.shape[1]})")
+    _check_pair(x, y)
     if not isinstance(block, int) or block < 1:
         raise ValueError(f"block must be a positive int, got {block!r}")
     # CD = mean_x min_y ||x - y||^2 + mean_y min_x ||x - y||^2

@@ -20,6 +20,26 @@ import numpy as np
 __all__ = ["self_intersecting_faces", "surface_metrics"]
 
 
+def _check_arrays(verts, faces, vname: str = "verts", fname: str = "faces"
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(n, 3) finite float vertices and (f, 3) integer faces indexing them, as numpy."""
+    v = np.asarray(verts.detach().cpu() if hasattr(verts, "detach") else verts)
+    f = np.asarray(faces.detach().cpu() if hasattr(faces, "detach") else faces)
+    if v.ndim != 2 or v.shape[1] != 3 or not np.issubdtype(v.dtype, np.number):
+        raise ValueError(f"{vname} must be a numeric array of shape (n, 3), got {v.shape} {v.dtype}")
+    if f.ndim != 2 or f.shape[1] != 3 or f.shape[0] == 0:
+        raise ValueError(f"{fname} must have shape (f, 3) with f >= 1, got {f.shape}")
+    if not np.issubdtype(f.dtype, np.integer):
+        raise TypeError(f"{fname} must hold integer vertex indices, got {f.dtype}")
+    if f.min() < 0 or f.max() >= len(v):
+        raise ValueError(f"{fname} index vertices outside 0..{len(v) - 1} "
+                         f"(got {int(f.min())}..{int(f.max())})")
+    if not np.isfinite(v).all():
+        raise ValueError(f"{vname} contains NaN or inf ({int((~np.isfinite(v)).any(1).sum())} of "
+                         f"{len(v)} vertices); a diverged fit cannot be evaluated")
+    return v.astype(np.float64), f.astype(np.int64)
+
+
 def _mesh(verts, faces):
     import trimesh
 
@@ -35,6 +55,9 @@ def surface_metrics(pred_verts, pred_faces, target_verts, target_faces, n_points
 
     if not isinstance(n_points, int) or n_points < 1:
         raise ValueError(f"n_points must be a positive int, got {n_points!r}")
+    for name, verts, faces in (("pred", pred_verts, pred_faces),
+                               ("target", target_verts, target_faces)):
+        _check_arrays(verts, faces, f"{name}_verts", f"{name}_faces")
     rng = np.random.default_rng(seed)
     meshes = [_mesh(pred_verts, pred_faces), _mesh(target_verts, target_faces)]
     pts, nrm = [], []
@@ -77,12 +100,7 @@ def self_intersecting_faces(verts, faces) -> np.ndarray:
     """Boolean mask (f,) of faces that cross a face they share no vertex with."""
     from scipy.spatial import cKDTree
 
-    v = np.asarray(verts, dtype=np.float64)
-    f = np.asarray(faces, dtype=np.int64)
-    if v.ndim != 2 or v.shape[1] != 3 or f.ndim != 2 or f.shape[1] != 3:
-        raise ValueError(f"verts must be (n, 3) and faces (f, 3), got {v.shape} and {f.shape}")
-    if f.size and (f.min() < 0 or f.max() >= len(v)):
-        raise ValueError(f"faces index vertices outside 0..{len(v) - 1}")
+    v, f = _check_arrays(verts, faces)
     tri = v[f]  # (f, 3, 3)
     cen = tri.mean(1)
     rad = np.linalg.norm(tri - cen[:, None], axis=2).max(1)
