@@ -1,81 +1,136 @@
-"""Smoke runs of the three COPlanner claims, and a negative control per claim: the rule on the
-metrics of a null method (the baseline passed as the method) never gives "holds"."""
-
-import math
+"""Smoke runs of the three COPlanner claims with their null arms in the method's place (the
+verdict at the reproduction scale must not be "holds"), and the rules and controls on
+hand-made numbers (holds / fails / the test bed cannot tell)."""
 
 import numpy as np
 import pytest
 
-from iclr24.claims import Estimate, Measurement, Scale, seed_difference, seed_metric
-from iclr24.kits.reinforcement import SACConfig
-from iclr24.papers.coplanner import MBPO, COPlannerConfig, PendulumEnv, pendulum_termination
+from iclr24.claims import Estimate, Scale, seed_difference
 from iclr24.papers.coplanner.claims import (
-    _probe,
+    PENDULUM_LEVEL,
+    _goal_fraction,
+    _steps_to_level,
     mountaincar_exploration,
     pendulum_efficiency,
     rollout_model_error,
 )
 
-RULE_METRICS = {
-    "pendulum_efficiency": {"area_ratio", "area_coplanner", "area_mbpo", "model_error_coplanner",
-                            "model_error_mbpo", "final_return_diff"},
-    "rollout_model_error": {"error_ratio", "error_ratio_rate0", "error_ratio_rate_scaled",
-                            "error_policy", "error_conservative"},
-    "mountaincar_exploration": {"final_return_diff", "reach_fraction_coplanner",
-                                "reach_fraction_mbpo", "max_position_diff"},
-}
-VALID = ("holds", "fails", "inconclusive")
+
+def _est(values):
+    return Estimate.mean_of(values)
 
 
-@pytest.mark.parametrize("claim_obj", [pendulum_efficiency, rollout_model_error,
-                                       mountaincar_exploration], ids=lambda c: c.name)
-def test_smoke_claim_runs(claim_obj):
-    m = claim_obj(Scale.SMOKE, 0)
-    assert isinstance(m, Measurement)
-    assert RULE_METRICS[claim_obj.name] <= set(m.metrics)
-    assert all(math.isfinite(getattr(v, "value", v)) for v in m.metrics.values())
-    assert claim_obj.verdict(m.metrics, Scale.SMOKE) in VALID
-    small_metrics = dict(m.metrics)
-    small_metrics.setdefault("reach_fraction_coplanner", 0.0)
-    assert claim_obj.verdict(small_metrics, Scale.SMALL) in VALID
+# -- smoke runs: the null arm measured in the run, put in the method's place --------------
+
+def test_pendulum_smoke_and_mbpo_as_method_does_not_hold(check_smoke_claim, one_torch_thread):
+    m = check_smoke_claim(pendulum_efficiency, [
+        "steps_to_level_diff", "steps_to_level_coplanner", "steps_to_level_mbpo",
+        "level_reached_fraction", "untrained_return", "mean_eval_return_diff",
+        "final_return_diff", "model_error_coplanner", "model_error_mbpo"])
     assert m.figure is not None
+    # the null arm (MBPO, the mechanism switched off, measured in this run) as the method
+    mbpo = m.metrics["steps_to_level_mbpo"]
+    null = {**m.metrics, "steps_to_level_coplanner": mbpo,
+            "steps_to_level_diff": seed_difference([mbpo], [mbpo])}
+    assert pendulum_efficiency.verdict(null, Scale.SMALL) != "holds"
+    assert pendulum_efficiency.verdict(null, Scale.SMOKE) != "holds"
 
 
-def test_pendulum_null_method_does_not_hold():
-    # MBPO passed as the method: the same seed gives the same run (tested in the MBPO tests),
-    # so every per-seed area ratio is exactly 1; with seed noise around 1 it is not "holds" either
-    for ratios in ([1.0, 1.0, 1.0], [0.97, 1.02, 1.08]):
-        m = {"area_ratio": Estimate.mean_of(ratios)}
-        assert pendulum_efficiency.verdict(m, Scale.SMALL) != "holds"
-    assert pendulum_efficiency.verdict({"area_ratio": 1.0}, Scale.SMOKE) == "fails"
+def test_rollout_error_smoke_rate0_as_method_does_not_hold(check_smoke_claim,
+                                                           one_torch_thread):
+    keys = ["error_ratio", "error_vs_rate0", "uncertainty_only_vs_rate0", "error_ratio_rate0",
+            "error_ratio_rate_scaled", "uncertainty_vs_rate0", "error_policy",
+            "error_conservative", "error_rate0"]
+    m = check_smoke_claim(rollout_model_error, keys)
+    assert m.metrics["n_checkpoints"] >= 2
+    # the null arm (UP-MPC with α_c = 0, measured in this run) as the method: its error over
+    # the policy's, and over itself (exactly 1)
+    null = {**m.metrics, "error_ratio": m.metrics["error_ratio_rate0"], "error_vs_rate0": 1.0}
+    assert rollout_model_error.verdict(null, Scale.SMALL) != "holds"
+    assert rollout_model_error.verdict(null, Scale.SMOKE) != "holds"
+    # determinism: same seed, same numbers
+    again = rollout_model_error(Scale.SMOKE, 0)
+    assert all(again.metrics[k] == m.metrics[k] for k in keys)
 
 
-def test_rollout_error_null_method_does_not_hold(one_torch_thread):
-    # policy rollouts passed as the conservative ones: identical errors, ratio exactly 1
-    cfg = COPlannerConfig(
-        n_members=2, model_hidden=8, model_layers=1, max_model_epochs=2, initial_steps=20,
-        freq_train_model=20, rollouts_per_step=2, epoch_length=20, sac_updates_per_step=1,
-        use_conservative=False, use_optimistic=False,
-        sac=SACConfig(hidden=(8,), batch_size=16, learning_starts=0))
-    agent = MBPO(PendulumEnv(), cfg, seed=0, termination_fn=pendulum_termination)
-    agent.train(30)
-    starts = agent.real_buffer.all().obs.numpy()
-    e1, _ = _probe(agent, starts, None)
-    e2, _ = _probe(agent, starts, None)
-    assert e1 == e2 > 0
-    m = {"error_ratio": seed_metric([e2 / e1] * 5)}
-    assert rollout_model_error.verdict(m, Scale.SMALL) == "fails"
-    assert rollout_model_error.verdict({"error_ratio": e2 / e1}, Scale.SMOKE) == "fails"
+def test_mountaincar_smoke_and_mbpo_as_method_does_not_hold(check_smoke_claim,
+                                                            one_torch_thread):
+    m = check_smoke_claim(mountaincar_exploration, [
+        "final_return_diff", "eval_goal_fraction_coplanner", "eval_goal_fraction_mbpo",
+        "reach_fraction_coplanner", "reach_fraction_mbpo", "max_position_diff"])
+    null = {**m.metrics, "final_return_diff": 0.0,
+            "eval_goal_fraction_coplanner": m.metrics["eval_goal_fraction_mbpo"],
+            "final_return_coplanner": m.metrics["final_return_mbpo"]}
+    assert mountaincar_exploration.verdict(null, Scale.SMALL) != "holds"
+    assert mountaincar_exploration.verdict(null, Scale.SMOKE) != "holds"
 
 
-def test_mountaincar_null_method_does_not_hold():
-    returns = [-0.3, -0.1, -0.2]
-    m = {"final_return_diff": seed_difference(returns, returns),
-         "reach_fraction_coplanner": 1 / 3, "reach_fraction_mbpo": 1 / 3}
-    assert mountaincar_exploration.verdict(m, Scale.SMALL) == "fails"
-    assert mountaincar_exploration.verdict({"final_return_diff": 0.0}, Scale.SMOKE) == "fails"
-    # a better final return with fewer goal-reaching seeds is not "holds" either
-    m = {"final_return_diff": Estimate.mean_of([5.0, 6.0, 7.0]),
-         "reach_fraction_coplanner": 0.0, "reach_fraction_mbpo": 1 / 3}
-    assert mountaincar_exploration.verdict(m, Scale.SMALL) == "fails"
-    assert np.isfinite(m["final_return_diff"].value)
+# -- the rules on hand-made numbers --------------------------------------------------------
+
+def test_pendulum_rule_holds_fails_and_cannot_tell():
+    good = {"steps_to_level_diff": _est([-500.0, -550.0, -450.0]),
+            "level_reached_fraction": 1.0, "untrained_return": _est([-1300.0, -1200.0, -1400.0])}
+    assert pendulum_efficiency.verdict(good, Scale.SMALL) == "holds"
+    worse = {**good, "steps_to_level_diff": _est([500.0, 550.0, 450.0])}
+    assert pendulum_efficiency.verdict(worse, Scale.SMALL) == "fails"
+    tie = {**good, "steps_to_level_diff": _est([0.0, 0.0, 0.0])}
+    assert pendulum_efficiency.verdict(tie, Scale.SMALL) == "fails"
+    noisy = {**good, "steps_to_level_diff": _est([-500.0, 250.0, 0.0])}
+    assert pendulum_efficiency.verdict(noisy, Scale.SMALL) == "inconclusive"
+    # the test bed cannot tell: a seed where neither arm reached the level, or a level the
+    # untrained policy (null arm) already reaches
+    for broken in ({"level_reached_fraction": 2 / 3},
+                   {"untrained_return": _est([-500.0, -550.0, -450.0])}):
+        assert pendulum_efficiency.verdict({**good, **broken}, Scale.SMALL) == "inconclusive"
+    assert pendulum_efficiency.verdict({**good, "steps_to_level_diff": float("nan")},
+                                       Scale.SMALL) == "inconclusive"
+    assert pendulum_efficiency.control_text(Scale.SMALL).endswith(f"< {PENDULUM_LEVEL:.0f}")
+
+
+def test_steps_to_level_and_its_bad_inputs():
+    assert _steps_to_level([250, 500, 750], [-1200.0, -600.0, -200.0], -600.0, 1000) == 500
+    assert _steps_to_level([250, 500], [-1200.0, -900.0], -600.0, 1000) == 1000
+    with pytest.raises(ValueError, match="same length"):
+        _steps_to_level([250], [-1.0, -2.0], -600.0, 1000)
+    with pytest.raises(ValueError, match="eval_returns must be finite"):
+        _steps_to_level([250, 500], [np.nan, -100.0], -600.0, 1000)
+    with pytest.raises(ValueError, match="level must be finite"):
+        _steps_to_level([250], [-1.0], np.nan, 1000)
+
+
+def test_rollout_error_rule_needs_the_uncertainty_term():
+    good = {"error_ratio": _est([0.8, 0.85, 0.9]), "error_vs_rate0": _est([0.9, 0.92, 0.94]),
+            "uncertainty_only_vs_rate0": _est([0.7, 0.75, 0.8])}
+    assert rollout_model_error.verdict(good, Scale.SMALL) == "holds"
+    # the audit's case: below the policy, but no lower than reward-only planning (α_c = 0)
+    audit = {**good, "error_ratio": _est([0.9516, 1.0174, 1.0208, 0.9439, 0.95]),
+             "error_vs_rate0": _est([1.002, 1.0005, 1.0007, 0.9986, 1.001])}
+    assert rollout_model_error.verdict(audit, Scale.SMALL) != "holds"
+    reward_only = {**good, "error_vs_rate0": _est([1.0, 1.0, 1.0])}
+    assert rollout_model_error.verdict(reward_only, Scale.SMALL) == "fails"
+    worse = {**good, "error_ratio": _est([1.1, 1.12, 1.15]),
+             "error_vs_rate0": _est([1.05, 1.06, 1.07])}
+    assert rollout_model_error.verdict(worse, Scale.SMALL) == "fails"
+    # the test bed cannot tell: ranking by uncertainty alone does not lower the true error
+    blind = {**good, "uncertainty_only_vs_rate0": _est([1.0, 1.02, 0.98])}
+    assert rollout_model_error.verdict(blind, Scale.SMALL) == "inconclusive"
+
+
+def test_mountaincar_rule_requires_goal_reaches():
+    good = {"final_return_diff": _est([60.0, 80.0, 70.0]),
+            "eval_goal_fraction_coplanner": 1.0, "eval_goal_fraction_mbpo": 0.0}
+    assert mountaincar_exploration.verdict(good, Scale.SMALL) == "holds"
+    worse = {**good, "final_return_diff": _est([-60.0, -80.0, -70.0]),
+             "eval_goal_fraction_coplanner": 0.0, "eval_goal_fraction_mbpo": 1.0}
+    assert mountaincar_exploration.verdict(worse, Scale.SMALL) == "fails"
+    # the audit's case: nobody reaches the flag; the return difference is action cost
+    cost_noise = {"final_return_diff": _est([0.29, 0.24, 0.3]),
+                  "eval_goal_fraction_coplanner": 0.0, "eval_goal_fraction_mbpo": 0.0}
+    assert mountaincar_exploration.verdict(cost_noise, Scale.SMALL) == "inconclusive"
+    assert mountaincar_exploration.verdict({**cost_noise, "final_return_diff": 0.29},
+                                           Scale.SMOKE) == "inconclusive"
+
+
+def test_goal_fraction_reads_positive_returns_as_goal_reaches():
+    # a goal episode returns 100 − 0.1 Σa² > 0 (at most 999 steps); without the goal, <= 0
+    assert _goal_fraction([93.0, -0.5, 0.0, -99.9]) == 0.25

@@ -88,3 +88,16 @@ def test_bad_inputs():
         pendulum_step(np.zeros((2, 2)), np.zeros((2, 1)))
     with pytest.raises(ValueError, match="action must have shape"):
         mountaincar_step(np.zeros((2, 2)), np.zeros((3, 1)))
+
+
+def test_non_finite_inputs_are_refused():
+    """A NaN state or action has no true successor: refused, never propagated silently."""
+    with pytest.raises(ValueError, match="obs must be finite"):
+        pendulum_step(np.array([[np.nan, 0.0, 0.0]]), np.zeros((1, 1)))
+    with pytest.raises(ValueError, match="action must be finite"):
+        mountaincar_step(np.zeros((1, 2)), np.array([[np.inf]]))
+    for make in (PendulumEnv, MountainCarEnv):
+        env = make()
+        env.reset(seed=0)
+        with pytest.raises(ValueError, match="action must be finite"):
+            env.step(np.array([np.nan]))

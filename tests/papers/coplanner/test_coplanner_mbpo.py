@@ -100,3 +100,14 @@ def test_bad_config():
         agent.train(0)
     with pytest.raises(RuntimeError, match="not fitted"):
         agent.generate_rollouts(np.zeros((2, 3)), 1)
+
+
+def test_non_finite_observations_are_refused(one_torch_thread):
+    agent = MBPO(PendulumEnv(), tiny(), seed=0, termination_fn=pendulum_termination)
+    agent.train(25)
+    with pytest.raises(ValueError, match="obs must be finite"):
+        agent.explore_action(np.array([np.nan, 0.0, 0.0]))
+    with pytest.raises(ValueError, match="obs must have 3 entries"):
+        agent.explore_action(np.zeros(2))
+    with pytest.raises(ValueError, match="start_obs must be finite"):
+        agent.generate_rollouts(np.array([[0.0, np.nan, 0.0]]), 1)

@@ -113,3 +113,11 @@ def test_bad_inputs(fitted):
                                    generator=torch.Generator())
     with pytest.raises(TypeError, match="TransitionBuffer"):
         model.fit([1, 2], generator=torch.Generator())
+
+
+def test_non_finite_inputs_are_refused(fitted):
+    model, _, _ = fitted
+    with pytest.raises(ValueError, match="obs must be finite"):
+        model.sample(torch.tensor([[float("nan"), 0.0]]), torch.zeros(1, 1))
+    with pytest.raises(ValueError, match="act must be finite"):
+        model.sample(torch.zeros(1, 2), torch.tensor([[float("inf")]]))

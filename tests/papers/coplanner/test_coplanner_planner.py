@@ -87,3 +87,15 @@ def test_bad_inputs():
         up_mpc_action(obs, cycling_policy, model, gamma_r=1.5)
     with pytest.raises(ValueError, match="obs must be"):
         up_mpc_action(torch.zeros(3), cycling_policy, model)
+
+
+def test_non_finite_obs_or_scores_are_refused():
+    """Before: a NaN state gave NaN scores and argmax silently returned candidate 0's action."""
+    model = HandModel(lambda a: torch.zeros_like(a), lambda a: a.abs())
+    with pytest.raises(ValueError, match="obs must be finite"):
+        up_mpc_action(torch.full((5, 2), float("nan")), cycling_policy, model)
+    with pytest.raises(ValueError, match="obs must be finite"):
+        up_mpc_scores(torch.tensor([[0.0, float("inf")]]), cycling_policy, model)
+    nan_model = HandModel(lambda a: torch.full_like(a, float("nan")), lambda a: a.abs())
+    with pytest.raises(ValueError, match="non-finite rewards or uncertainties"):
+        up_mpc_action(torch.zeros(5, 2), cycling_policy, nan_model)

@@ -23,9 +23,11 @@ How the code maps to it.
 - :mod:`.envs`: ``PendulumEnv`` (Pendulum-v1) and ``MountainCarEnv``
   (MountainCarContinuous-v0) as gymnasium environments, with their vectorised true dynamics
   (``pendulum_step``, ``mountaincar_step``) to measure model error, and termination rules.
-- ``claims.py``: ``pendulum_efficiency`` (return area, COPlanner vs MBPO at equal env steps),
-  ``rollout_model_error`` (UP-MPC(−) rollouts vs policy rollouts on the same model, error against
-  the true dynamics), ``mountaincar_exploration`` (sparse reward: goal reached and final return).
+- ``claims.py``: ``pendulum_efficiency`` (env steps to reach an eval return of −600,
+  COPlanner vs MBPO), ``rollout_model_error`` (UP-MPC(−) rollouts vs policy rollouts and vs
+  UP-MPC with α_c = 0 on the same model, error against the true dynamics),
+  ``mountaincar_exploration`` (sparse reward: final return, judged only when the flag is
+  reached in evaluation).
 
 What is out of reach / scaled down. MuJoCo Gym, DeepMind Control (proprioceptive and visual) and
 the DreamerV3 variant are out of reach on 2 CPU cores (paper: 0.2-1 M env steps, 10-20 SAC

@@ -202,6 +202,9 @@ class GaussianEnsemble(nn.Module):
         if act.shape != (obs.shape[0], self.act_dim):
             raise ValueError(f"act must have shape ({obs.shape[0]}, {self.act_dim}); got "
                              f"{tuple(act.shape)}")
+        for name, x in (("obs", obs), ("act", act)):
+            if not bool(torch.isfinite(x).all()):
+                raise ValueError(f"{name} must be finite; got NaN or infinite entries")
         with torch.no_grad():
             mean, logvar = self(self._inputs(obs, act))
             k, n, d = mean.shape

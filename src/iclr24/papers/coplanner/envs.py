@@ -47,6 +47,9 @@ def _batch(obs: Any, action: Any, obs_dim: int) -> tuple[np.ndarray, np.ndarray]
         raise ValueError(f"obs must have shape (n, {obs_dim}); got {o.shape}")
     if a.ndim != 2 or a.shape != (o.shape[0], 1):
         raise ValueError(f"action must have shape ({o.shape[0]}, 1); got {a.shape}")
+    for name, x in (("obs", o), ("action", a)):
+        if not np.isfinite(x).all():
+            raise ValueError(f"{name} must be finite; got NaN or infinite entries")
     return o, a[:, 0]
 
 

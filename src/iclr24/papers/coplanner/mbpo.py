@@ -194,7 +194,12 @@ class MBPO:
 
     def explore_action(self, obs: np.ndarray) -> np.ndarray:
         """The real-environment action: UP-MPC(+, α_o) with ``use_optimistic``, else π's sample."""
-        x = torch.as_tensor(np.asarray(obs, np.float32).reshape(1, -1))
+        o = np.asarray(obs, np.float32)
+        if o.size != self.obs_dim:
+            raise ValueError(f"obs must have {self.obs_dim} entries; got shape {o.shape}")
+        if not np.isfinite(o).all():
+            raise ValueError(f"obs must be finite; got {o.reshape(-1).tolist()}")
+        x = torch.as_tensor(o.reshape(1, -1))
         with torch.no_grad():
             if self.config.use_optimistic and self.model.fitted:
                 a = self._plan(x, +1, self.config.optimistic_rate)
@@ -220,6 +225,8 @@ class MBPO:
         if obs.dim() != 2 or obs.shape[1] != self.obs_dim or obs.shape[0] < 1:
             raise ValueError(f"start_obs must have shape (n, {self.obs_dim}) with n >= 1; got "
                              f"{tuple(obs.shape)}")
+        if not bool(torch.isfinite(obs).all()):
+            raise ValueError("start_obs must be finite; got NaN or infinite entries")
         alive = np.ones(obs.shape[0], dtype=bool)
         parts: list[tuple[np.ndarray, ...]] = []
         with torch.no_grad():

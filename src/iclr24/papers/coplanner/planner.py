@@ -58,6 +58,9 @@ def up_mpc_scores(obs: torch.Tensor, policy: Policy, model: DynamicsModel, *,
     if not isinstance(obs, torch.Tensor) or obs.dim() != 2 or obs.shape[0] < 1:
         raise ValueError(f"obs must be a (n, obs_dim) tensor with n >= 1; got "
                          f"{getattr(obs, 'shape', type(obs).__name__)}")
+    if not bool(torch.isfinite(obs).all()):
+        raise ValueError("obs must be finite; got NaN or infinite entries (a NaN state has no "
+                         "plan: every score would be NaN)")
     n = obs.shape[0]
     with torch.no_grad():
         state = obs.repeat(n_candidates, 1)                 # row c·n + j: candidate c of state j
@@ -88,5 +91,9 @@ def up_mpc_action(obs: torch.Tensor, policy: Policy, model: DynamicsModel, *,
     first, score, _, _ = up_mpc_scores(obs, policy, model, n_candidates=n_candidates,
                                        horizon=horizon, gamma_r=gamma_r, gamma_u=gamma_u,
                                        rate=rate, sign=sign, generator=generator)
+    if not bool(torch.isfinite(score).all()):
+        # argmax over NaN scores would silently pick a candidate (often the first)
+        raise ValueError("model returned non-finite rewards or uncertainties: the UP-MPC "
+                         "scores J are NaN/inf, so no candidate can be chosen")
     best = score.argmax(dim=0)                               # c* = argmax_c J^(c)
     return first[best, torch.arange(obs.shape[0], device=obs.device)]
