@@ -20,6 +20,8 @@ SINGLE_RUN = {
     "zeropp.deepspeed_cross_check": "DeepSpeed's own collectives priced byte for byte: a "
                                     "deterministic equality check",
     "autofd.exact_derivatives": "exactness against hand-derived closed forms",
+    "cde.tabular_check": "exact tabular solves on 3 MDPs; the rule reads the worst case over "
+                         "them (max error, min value gain), not a mean",
     "flashfftconv.gpu_throughput": "medians of CUDA-event times per length on one GPU, the "
                                    "paper's terms; on a machine without a GPU it is not run "
                                    "(inconclusive, the control names why)",

@@ -59,12 +59,19 @@ def test_v_step_reaches_the_scipy_dual_optimum(problem):
     assert abs(w.mean() - 1) < 1e-2
 
 
-def test_without_the_normaliser_the_mean_ratio_is_not_one(problem):
+def test_without_the_normaliser_the_mean_ratio_reaches_one_only_at_the_optimum(problem):
+    # shifting v by a constant c changes the dual by (1 - gamma) c (1 - E_D[w]), so at the
+    # optimum E_D[w] = 1 even without lambda; lambda only makes it hold before convergence
     mdp, data, _, _ = problem
-    v, lam = tabular_v_step(data, mdp, alpha=ALPHA, gamma=GAMMA, steps=600, normalize=False)
-    adv = data["r"] + GAMMA * v[data["s2"]] - v[data["s"]]
-    w = soft_chi2().f_prime_inv(torch.as_tensor((adv - lam) / ALPHA)).numpy()
-    assert lam == 0 and abs(w.mean() - 1) > 0.05
+    means = []
+    for steps in (600, 3000):
+        v, lam = tabular_v_step(data, mdp, alpha=ALPHA, gamma=GAMMA, steps=steps,
+                                normalize=False)
+        adv = data["r"] + GAMMA * v[data["s2"]] - v[data["s"]]
+        w = soft_chi2().f_prime_inv(torch.as_tensor((adv - lam) / ALPHA)).numpy()
+        assert lam == 0
+        means.append(w.mean())
+    assert abs(means[0] - 1) > 0.05 and abs(means[1] - 1) < 1e-6  # measured: 1.096, 1 + 9e-9
 
 
 def test_e_step_caps_ood_ratios_and_optidice_does_not(problem, one_torch_thread):
