@@ -59,6 +59,27 @@ def test_total_effective_resistance_against_networkx():
     assert np.isclose(total_effective_resistance(np.array([[0, 2], [1, 3]]), 4), 2.0)
 
 
+
+def test_total_effective_resistance_on_nearly_complete_graphs():
+    # the 4th power of a ring of 6 cliques of 8 is nearly complete: a pseudo-inverse with a
+    # relative cutoff kept the round-off of its zero eigenvalue and returned ~1.3e15; the
+    # reference is the independent form L^+ = (L + J/n)^-1 - J/n of a connected graph
+    from iclr24.kits.graphs import ring_of_cliques
+
+    for seed in (26, 3):
+        g = nx.power(ring_of_cliques(6, 8, seed=seed), 4)
+        n = g.number_of_nodes()
+        a = nx.to_numpy_array(g, nodelist=range(n))
+        j = np.full((n, n), 1.0 / n)
+        ref = n * float(np.trace(np.linalg.inv(np.diag(a.sum(1)) - a + j) - j))
+        got = total_effective_resistance(to_pyg(g).edge_index, n)
+        assert np.isclose(got, ref, rtol=1e-9) and 40 < got < 200
+    # K_n minus one edge: eigenvalues 0, n - 2, and n (n - 2 times)
+    g = nx.complete_graph(60)
+    g.remove_edge(0, 1)
+    assert np.isclose(total_effective_resistance(to_pyg(g).edge_index, 60),
+                      60 * (1 / 58 + 58 / 60), rtol=1e-12)
+
 def test_size_guard_and_bad_input():
     with pytest.raises(ValueError, match="dense-size limit"):
         normalized_laplacian(np.zeros((2, 0), dtype=int), DENSE_NODE_LIMIT + 1)

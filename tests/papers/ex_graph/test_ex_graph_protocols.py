@@ -18,6 +18,7 @@ from iclr24.papers.ex_graph import (
     link_prediction_features,
     make_ex_graph_synthetic,
     matching_link_prediction,
+    matching_oracle_auc,
     message_graph,
     split_transfers,
     wash_trading_detection,
@@ -166,3 +167,27 @@ def test_protocol_errors(data):
         ethereum_link_prediction({"eth": 1})
     with pytest.raises(ValueError, match="model must be one of"):
         matching_link_prediction(data, "hin2vec")
+
+
+@pytest.mark.parametrize("coupling", [0.0, 1.0])
+def test_matching_oracle_auc_known_answer(coupling):
+    # AUC of a 0/1 score = 0.5 + (P(agree | match) - P(agree | non-match)) / 2, with
+    # P(agree | match) = coupling + (1 - coupling) / k and P(agree | non-match) = 1 / k
+    g = make_ex_graph_synthetic("smoke", coupling=coupling, seed=3, num_eth=10_000,
+                                num_x=5_000, match_share=0.1, num_communities=4)
+    fractions = (0.1, 0.1, 0.8)  # 800 test matches: standard error of the AUC ~0.011
+    auc = matching_oracle_auc(g, seed=1, fractions=fractions)
+    expected = 0.5 + coupling * (1 - 1 / 4) / 2
+    assert auc == pytest.approx(expected, abs=0.04)
+    # the oracle scores exactly the split matching_link_prediction uses
+    mg = build_matching_graph(g, seed=1, fractions=fractions)
+    agree = lambda p: (g["eth"].community[p[0]] == g["x"].community[p[1]]).float()
+    from iclr24.kits.graphs import link_metrics
+    assert auc == link_metrics(agree(mg.test_pos), agree(mg.test_neg))["auc"]
+
+
+def test_matching_oracle_needs_latent_communities(data):
+    stripped = data.clone()
+    del stripped["eth"].community
+    with pytest.raises(ValueError, match="community"):
+        matching_oracle_auc(stripped)

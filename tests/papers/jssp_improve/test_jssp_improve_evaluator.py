@@ -87,3 +87,20 @@ def test_maxplus_pass_directions():
 def test_batched_times_bad_input():
     with pytest.raises(TypeError, match="batch.dur"):
         batched_times(object())
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -1.0])
+def test_batched_times_refuses_bad_durations(bad):
+    batch = schedule_batch(_random_schedules(0, 2, 3, 3))
+    batch.dur = batch.dur.to(torch.float64)
+    batch.dur[5] = bad
+    with pytest.raises(ValueError, match=r"batch\.dur.*batch\.dur\[5\]"):
+        batched_times(batch)
+
+
+def test_batched_times_refuses_out_of_range_arcs():
+    batch = schedule_batch(_random_schedules(0, 2, 3, 3))
+    batch.edge_index = batch.edge_index.clone()
+    batch.edge_index[1, 0] = batch.dur.shape[0]
+    with pytest.raises(ValueError, match="batch.edge_index"):
+        batched_times(batch)

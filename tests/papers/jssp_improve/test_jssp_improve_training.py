@@ -1,5 +1,7 @@
 """n-step REINFORCE (loss against a hand computation, a tiny deterministic run) and improve."""
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -70,3 +72,33 @@ def test_improve_keeps_the_best(one_torch_thread):
         improve(insts[0], pol, -1)
     with pytest.raises(TypeError, match="L2SPolicy"):
         improve(insts[0], object(), 1)
+
+
+def test_move_entropy_ratio_known_answers(one_torch_thread):
+    from iclr24.papers.jssp_improve import ImprovementEnv, move_entropy_ratio
+
+    insts = [random_instance(5, 4, seed=s) for s in range(4)]
+    pol = L2SPolicy(hidden=8, gin_layers=1, gat_layers=1, policy_layers=1)
+    with torch.no_grad():  # z = 0: every move scores 0, the uniform (random N5) policy
+        pol.head[-1][2].weight.zero_()
+        pol.head[-1][2].bias.zero_()
+    assert move_entropy_ratio(pol, insts) == pytest.approx(1.0, abs=1e-6)
+    # a trained-looking policy: compare with H / log K computed from its log-probabilities
+    torch.manual_seed(1)
+    pol = L2SPolicy(hidden=8, gin_layers=1, gat_layers=1, policy_layers=1)
+    with torch.no_grad():
+        pol.head[-1][2].weight.mul_(30.0)
+    batch, moves = ImprovementEnv(insts, horizon=0).reset()
+    roll = copy.deepcopy(pol).train()  # batch statistics, dropout 0
+    with torch.no_grad():
+        lps = [lp for lp in roll(batch, moves) if len(lp) > 1]
+    want = np.mean([float(-(lp.exp() * lp).sum() / np.log(len(lp))) for lp in lps])
+    got = move_entropy_ratio(pol, insts)
+    assert got == pytest.approx(want, rel=1e-6) and got < 0.95
+    assert move_entropy_ratio(pol, insts, batch_norm_stats="running") != pytest.approx(got)
+    # one job: no machine conflicts, no N5 move anywhere -> nothing to measure
+    assert np.isnan(move_entropy_ratio(pol, [random_instance(1, 4, seed=0)]))
+    with pytest.raises(TypeError, match="policy"):
+        move_entropy_ratio(object(), insts)
+    with pytest.raises(ValueError, match="batch_norm_stats"):
+        move_entropy_ratio(pol, insts, batch_norm_stats="eval")

@@ -102,3 +102,20 @@ def test_diagnostics_bad_input():
         edge_growth(empty, empty)
     with pytest.raises(ValueError, match="max_distance"):
         khop_rewiring(a, 1)
+
+
+def test_resistance_drop_is_exact_on_a_nearly_complete_graph():
+    # the 4-hop rewiring of this ring of cliques is nearly complete: a pinv cutoff keeps its
+    # Laplacian's near-zero eigenvalue and R_tot comes out ~1e15; the true value is ~86
+    from iclr24.kits.graphs import ring_of_cliques
+
+    data = to_pyg(ring_of_cliques(6, 8, seed=26))
+    dense = khop_rewiring(data, 4)
+
+    def kirchhoff(edge_index):
+        g = nx.Graph(edge_index.t().tolist())
+        return sum(nx.resistance_distance(g, u, v) for u in g for v in g if u < v)
+
+    want = 1.0 - kirchhoff(dense.edge_index) / kirchhoff(data.edge_index)
+    np.testing.assert_allclose(resistance_drop(data, dense), want, rtol=1e-9)
+    assert 0.0 < resistance_drop(data, dense) < 1.0

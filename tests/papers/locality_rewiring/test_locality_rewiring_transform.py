@@ -122,13 +122,41 @@ def test_symmetric_adds_both_directions_once():
     assert {(v, u, s) for u, v, s in added} == set(added)
 
 
-def test_random_selection_keeps_counts():
+def test_random_and_highest_selection_keep_counts():
     data = to_pyg(random_tree(30, seed=9))
     e = data.edge_index.shape[1]
     low = LaserTransform(max_distance=3, rho=0.25, seed=0)(data)
-    rnd = LaserTransform(max_distance=3, rho=0.25, selection="random", seed=0)(data)
     count = lambda out: sorted((v, s) for _, v, s in _added(out, e))
-    assert count(low) == count(rnd)
+    for selection in ("random", "highest"):
+        other = LaserTransform(max_distance=3, rho=0.25, selection=selection, seed=0)(data)
+        assert count(low) == count(other), selection
+
+
+def test_highest_selection_takes_the_best_connected_orbit_members():
+    data = to_pyg(ring_of_cliques(4, 4, seed=5))
+    n, e = data.num_nodes, data.edge_index.shape[1]
+    mu = connectivity_measure(data.edge_index, n, 8)
+    hops = _hops(data)
+    out = LaserTransform(max_distance=3, rho=0.3, selection="highest", seed=1)(data)
+    low = LaserTransform(max_distance=3, rho=0.3, seed=1)(data)
+    differs = False
+    for v in range(n):
+        for r in (2, 3):
+            orbit = [u for u, d in hops[v].items() if d == r]
+            chosen = [u for u, t, s in _added(out, e) if t == v and s == r - 1]
+            rest = [u for u in orbit if u not in chosen]
+            if chosen and rest:  # the chosen are the highest-mu members of the orbit
+                assert min(mu[v, chosen]) >= max(mu[v, rest])
+            lowest = [u for u, t, s in _added(low, e) if t == v and s == r - 1]
+            differs |= max(mu[v, chosen]) > max(mu[v, lowest])
+    assert differs  # the ring of cliques has orbits where the two orders disagree
+
+
+def test_random_selection_depends_on_the_seed_only():
+    data = to_pyg(random_tree(40, seed=2))
+    runs = [LaserTransform(max_distance=3, rho=0.25, selection="random", seed=s)(data).edge_index
+            for s in (0, 0, 1)]
+    assert torch.equal(runs[0], runs[1]) and not torch.equal(runs[0], runs[2])
 
 
 def test_input_untouched_edge_attr_extended_and_device_kept():
@@ -168,7 +196,7 @@ def test_bad_inputs_are_refused():
     with pytest.raises(TypeError, match="Data"):
         LaserTransform()(torch.zeros(2, 3, dtype=torch.long))
     with pytest.raises(ValueError, match="selection"):
-        LaserTransform(selection="highest")
+        LaserTransform(selection="median")
     with pytest.raises(ValueError, match="min_additions"):
         LaserTransform(min_additions=-1)
     data = to_pyg(random_tree(10, seed=0))

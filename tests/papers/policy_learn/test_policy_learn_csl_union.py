@@ -70,6 +70,27 @@ def test_seeded_and_three_components():
     assert np.bincount(component_labels(g)).tolist() == [41, 41]
 
 
+def test_n17_skips_are_non_isomorphic_and_multiplier_pairs_refused():
+    # CSL(17, s) for s = 2..5 are pairwise non-isomorphic (prime n: isomorphic iff a multiplier)
+    gs = [nx.circulant_graph(17, [1, s]) for s in (2, 3, 4, 5)]
+    assert not any(nx.is_isomorphic(a, b) for i, a in enumerate(gs) for b in gs[i + 1:])
+    graphs = make_csl_union_dataset(20, n=17, seed=0)
+    assert graphs[0].num_nodes == 34 and len({int(g.y) for g in graphs}) >= 6
+    hashes = {nx.weisfeiler_lehman_graph_hash(_nx(g), iterations=6) for g in graphs}
+    assert len(hashes) == 1
+    marked = []
+    for g in gs:
+        nx.set_node_attributes(g, {v: int(v == 0) for v in g}, "mark")
+        marked.append(nx.weisfeiler_lehman_graph_hash(g, node_attr="mark", iterations=4))
+    assert len(set(marked)) == 4
+    # 2 ~ 8 (x 8 mod 17), 3 ~ 6 (x 6), 5 ~ 7 (x 7): isomorphic pairs, refused with the multiplier
+    for pair, m in (((2, 8), 8), ((3, 6), 6), ((5, 7), 7)):
+        assert nx.is_isomorphic(nx.circulant_graph(17, [1, pair[0]]),
+                                nx.circulant_graph(17, [1, pair[1]]))
+        with pytest.raises(ValueError, match=f"isomorphic.*multiply labels by {m} "):
+            make_csl_union_dataset(2, skips=pair, n=17, seed=0)
+
+
 def test_errors():
     with pytest.raises(ValueError, match="non-isomorphic"):
         make_csl_union_dataset(2, skips=(2, 7), seed=0)

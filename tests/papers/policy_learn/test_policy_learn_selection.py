@@ -196,3 +196,46 @@ def test_full_bag_marks_every_node_and_ignores_node_order(one_torch_thread):
     out_h, _ = model(Batch.from_data_list([h, _cycle(3)]))
     assert roots.tolist()[1] == [0, 1, 2, -1, -1]
     assert torch.allclose(out_g, out_h, atol=1e-5)
+
+
+def test_selection_network_can_express_one_mark_per_component(one_torch_thread):
+    """Known answer for the claim's test bed: trained *supervised* on the component labels
+    (second mark in the other component than the first), the selection network and its masking
+    reach the efficient policy of the paper's Prop. 1 in a few steps, so a Policy-Learn that
+    does not find it end to end is a learning-signal result, not a wiring bug."""
+    from torch_geometric.loader import DataLoader
+    from torch_geometric.utils import to_dense_batch
+
+    from iclr24.papers.policy_learn import (
+        CSLSelectionConfig,
+        build_arm,
+        distinct_component_fraction,
+        make_csl_union_dataset,
+    )
+
+    graphs = make_csl_union_dataset(160, n=17, seed=5)
+    train, test = graphs[:128], graphs[128:]
+    model = build_arm("policy_learn", CSLSelectionConfig(), seed=0)
+    params = [*model.selection.parameters(), *model.node_selector.parameters()]
+    opt = torch.optim.Adam(params, lr=1e-3)
+    gen = torch.Generator().manual_seed(0)
+    before = distinct_component_fraction(model, test)
+    model.train()
+    for _ in range(3):
+        for batch in DataLoader(train, batch_size=32):
+            counts = batch.ptr[1:] - batch.ptr[:-1]
+            rows = torch.arange(counts.numel())
+            first = (torch.rand(counts.numel(), generator=gen) * counts).long()
+            marks = torch.zeros(counts.numel(), 1, int(counts.max()))
+            marks[rows, 0, first] = 1.0
+            dense, valid = to_dense_batch(model.selection_logits(batch, marks), batch.batch,
+                                          fill_value=-1e9)
+            comp, _ = to_dense_batch(batch.component, batch.batch, fill_value=-1)
+            other = (comp != comp[rows, first][:, None]) & valid
+            log_p = torch.log_softmax(dense, -1)
+            loss = -torch.logsumexp(log_p.masked_fill(~other, -1e9), -1).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    after = distinct_component_fraction(model, test)
+    assert after >= 0.9 and after > before

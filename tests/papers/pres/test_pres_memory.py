@@ -49,10 +49,11 @@ def test_gamma_zero_reproduces_tgn_memory_exactly(stream, one_torch_thread):
 
 
 def test_stored_state_is_the_fusion_of_prediction_and_update(stream, one_torch_thread):
-    """One batch by hand: s = gamma (s_prev + mu) + (1 - gamma) s_til where the node has history
+    """store_fused=True (this project's variant), one batch by hand:
+    s = gamma (s_prev + mu) + (1 - gamma) s_til where the node has history
     and pending messages; the plain update elsewhere; delta recorded = s - s_prev."""
     gamma = 0.7
-    pres = PRESMemory(_tgn(), gamma=gamma)
+    pres = PRESMemory(_tgn(), gamma=gamma, store_fused=True)
     with torch.no_grad():
         _feed(pres, stream[:200], read=False)
         shadow = copy.deepcopy(pres.base)  # same state, same stored messages
@@ -77,7 +78,7 @@ def test_stored_state_is_the_fusion_of_prediction_and_update(stream, one_torch_t
 
 
 def test_eval_mode_flush_and_eval_updates_are_corrected(stream, one_torch_thread):
-    pres = PRESMemory(_tgn(), gamma=0.5)
+    pres = PRESMemory(_tgn(), gamma=0.5, store_fused=True)
     with torch.no_grad():
         _feed(pres, stream[:200], read=False)
         before = pres.stats.count.sum().item()
@@ -139,10 +140,14 @@ def test_other_bad_arguments():
         pres(torch.tensor([0.0]))
 
 
+def test_default_is_the_official_placement():
+    assert PRESMemory(_tgn()).store_fused is False
+
+
 def test_official_placement_fuses_only_what_forward_returns(stream, one_torch_thread):
-    """store_fused=False: the stored memory stays TGNMemory's own (bit for bit, any gamma),
-    while forward returns the fusion, in training from the pending update and in eval from the
-    memory before each node's latest update."""
+    """store_fused=False (the default): the stored memory stays TGNMemory's own (bit for bit,
+    any gamma), while forward returns the fusion, in training from the pending update and in
+    eval from the memory before each node's latest update."""
     gamma = 0.6
     plain = _tgn()
     pres = PRESMemory(copy.deepcopy(plain), gamma=gamma, store_fused=False)

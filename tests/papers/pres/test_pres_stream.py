@@ -63,7 +63,9 @@ def test_repeat_probability_one_repeats_the_last_item():
     ({"p_switch": 1.5}, r"p_switch must be a probability in \[0, 1\]"),
     ({"p_repeat": -0.1}, "p_repeat must be a probability"),
     ({"num_clusters": 200, "num_items": 10}, "must not exceed num_items"),
-    ({"zipf_a": -1.0}, "zipf_a must be a number >= 0"),
+    ({"zipf_a": -1.0}, "zipf_a must be a finite number >= 0"),
+    ({"zipf_a": float("nan")}, "zipf_a must be a finite number >= 0"),
+    ({"zipf_a": float("inf")}, "zipf_a must be a finite number >= 0"),
     ({"seed": -1}, "seed must be a non-negative int"),
 ])
 def test_bad_arguments(kwargs, match):

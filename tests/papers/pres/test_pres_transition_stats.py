@@ -91,3 +91,15 @@ def test_bad_inputs_raise_clear_errors():
         MemoryTransitionStats(0, 2)
     with pytest.raises(TypeError, match="dtype must be a floating"):
         MemoryTransitionStats(2, 2, dtype=torch.long)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_non_finite_delta_is_refused_and_leaves_the_statistics_unchanged(bad):
+    stats = MemoryTransitionStats(3, 2)
+    stats.update(torch.tensor([0, 1]), torch.ones(2, 2))
+    before = {k: v.clone() for k, v in stats.state_dict().items()}
+    delta = torch.ones(2, 2)
+    delta[1, 0] = bad
+    with pytest.raises(ValueError, match=r"delta must be finite.*nodes \[2\]"):
+        stats.update(torch.tensor([0, 2]), delta)
+    assert all(torch.equal(before[k], v) for k, v in stats.state_dict().items())

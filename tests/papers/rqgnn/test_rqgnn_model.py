@@ -96,3 +96,15 @@ def test_forward_errors(batch):
     empty.x = empty.x[:0]
     with pytest.raises(ValueError, match="in_dim=4|empty"):
         RQGNN(4, hidden=8, cheb_k=2)(empty)
+
+
+def test_single_graph_in_training_mode_is_a_clear_error(one_torch_thread):
+    one = make_spectral_gad(2, n_range=(8, 8), num_types=4, seed=5)[0]
+    model = RQGNN(4, hidden=8, cheb_k=2).train()
+    with pytest.raises(ValueError, match="at least 2 graphs.*model.eval"):
+        model(one)
+    with pytest.raises(ValueError, match="at least 2 graphs"):
+        model(Batch.from_data_list([one]))
+    assert model.eval()(one).shape == (1, 2)  # running statistics serve one graph
+    no_bn = RQGNN(4, hidden=8, cheb_k=2, batch_norm=False).train()
+    assert no_bn(one).shape == (1, 2)

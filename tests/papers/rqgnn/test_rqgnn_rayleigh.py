@@ -117,6 +117,9 @@ def test_trailing_graph_ids_and_gradients():
     ({"batch": torch.tensor([0, 2, 2])}, ValueError, "no nodes"),
     ({"batch": torch.tensor([0, 0])}, TypeError, "batch"),
     ({"normalize": 1}, TypeError, "normalize"),
+    # NaN used to read as an absent channel (r = 0): now refused
+    ({"x": torch.tensor([[1.0, float("nan")], [0.5, 1.0], [1.0, 2.0]])}, ValueError, "finite"),
+    ({"x": torch.tensor([[1.0, 0.0], [float("inf"), 1.0], [1.0, 2.0]])}, ValueError, "finite"),
 ])
 def test_errors(kwargs, err, match):
     args = {"x": torch.ones(3, 2), "edge_index": torch.tensor([[0, 1], [1, 0]]), "batch": None}
@@ -124,3 +127,12 @@ def test_errors(kwargs, err, match):
     normalize = args.pop("normalize", True)
     with pytest.raises(err, match=match):
         rayleigh_quotient(args["x"], args["edge_index"], args["batch"], normalize=normalize)
+
+
+def test_nan_in_one_graph_is_refused_in_a_batch_and_without_normalisation():
+    graphs = [_graph(6, 0.5, 2, seed=s) for s in range(3)]
+    graphs[1].x[2, 1] = float("nan")
+    b = Batch.from_data_list(graphs)
+    for normalize in (True, False):
+        with pytest.raises(ValueError, match=r"x must be finite.*\[\[8, 1\]\]"):
+            rayleigh_quotient(b.x, b.edge_index, b.batch, normalize=normalize)

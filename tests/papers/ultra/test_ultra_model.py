@@ -16,7 +16,6 @@ from iclr24.papers.ultra import (
     save_checkpoint,
 )
 
-
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 

@@ -18,7 +18,6 @@ from iclr24.papers.ultra import (
     train_ultra,
 )
 
-
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 

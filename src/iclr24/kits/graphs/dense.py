@@ -99,7 +99,10 @@ def total_effective_resistance(edge_index: Any, num_nodes: int) -> float:
     """Sum of effective resistances over unordered connected node pairs (Kirchhoff index).
 
     Pairs in different components (infinite resistance) are left out, so a disconnected graph
-    gives the sum of its components' indices; per component, sum_{u<v} R_uv = n_c tr(L_c^+).
+    gives the sum of its components' indices; per component, sum_{u<v} R_uv = n_c tr(L_c^+)
+    = n_c sum_{i>=2} 1/lambda_i over the component Laplacian's non-zero eigenvalues (read from
+    the spectrum: ``pinv``'s default cutoff kept the round-off of lambda_1 = 0 on nearly complete
+    graphs and returned ~1e15 instead of ~86).
     """
     a = dense_adjacency(edge_index, num_nodes)
     from scipy.sparse.csgraph import connected_components
@@ -111,6 +114,6 @@ def total_effective_resistance(edge_index: Any, num_nodes: int) -> float:
         if len(idx) < 2:
             continue
         sub = a[np.ix_(idx, idx)]
-        lap = np.diag(sub.sum(axis=1)) - sub
-        total += len(idx) * float(np.trace(np.linalg.pinv(lap, hermitian=True)))
+        lam = np.linalg.eigvalsh(np.diag(sub.sum(axis=1)) - sub)  # ascending, lam[0] = 0
+        total += len(idx) * float(np.sum(1.0 / lam[1:]))  # n_c tr(L_c^+) = n_c sum 1/lambda_i
     return total

@@ -60,6 +60,7 @@ __all__ = [
     "link_optimizer",
     "link_prediction_features",
     "matching_link_prediction",
+    "matching_oracle_auc",
     "split_transfers",
     "wash_trading_detection",
 ]
@@ -571,3 +572,24 @@ def matching_link_prediction(data, model: str = "gcn", runs: int = 5, *, epochs:
                                               patience=patience, lr=lr, weight_decay=0.0,
                                               train_decoder=train_decoder))
     return BenchmarkResult("matching_link_prediction", model, True, results)
+
+
+def matching_oracle_auc(data, *, fractions: Sequence[float] = (0.7, 0.1, 0.2),
+                        seed: int = 0) -> float:
+    """Test AUC of the latent-community oracle on the matching task: a (address, account) pair
+    scores 1 when the two share a generator community, else 0. Same split and negatives as
+    :func:`matching_link_prediction` with this ``seed``. Synthetic data only (it reads
+    ``data["eth"].community`` and ``data["x"].community``): the positive control of the
+    matching claim, the best any model can draw from the ``coupling`` signal alone (AUC 0.5 +
+    coupling (1 - 1/k) / 2 for k equal communities, apart from sampling noise)."""
+    _check_hetero(data)
+    if "community" not in data["eth"] or "community" not in data["x"]:
+        raise ValueError("data needs data['eth'].community and data['x'].community (the "
+                         "synthetic generator's latent communities)")
+    g = build_matching_graph(data, fractions=fractions, seed=seed)
+    c_e, c_x = data["eth"].community, data["x"].community
+
+    def agree(pairs: torch.Tensor) -> torch.Tensor:
+        return (c_e[pairs[0]] == c_x[pairs[1]]).float()
+
+    return link_metrics(agree(g.test_pos), agree(g.test_neg))["auc"]

@@ -59,7 +59,9 @@ def batched_times(batch) -> tuple[Tensor, Tensor, Tensor]:
     :func:`schedule_batch`) with ``dur`` (N,) node processing times, ``edge_index`` (2, E) all
     arcs, and ``ptr`` (G+1,) graph offsets when it holds several graphs; in each graph the first
     node is the source S and the last the sink T. Returns est (N,), lst (N,) (float64) and
-    makespan (G,).
+    makespan (G,). Raises ``ValueError`` for a NaN, infinite or negative ``batch.dur`` (a NaN
+    would otherwise vanish in the max-aggregation or propagate to every successor), for node ids
+    outside the batch in ``batch.edge_index``, and for a cyclic (infeasible) graph.
     """
     dur = getattr(batch, "dur", None)
     edge_index = getattr(batch, "edge_index", None)
@@ -67,7 +69,18 @@ def batched_times(batch) -> tuple[Tensor, Tensor, Tensor]:
         raise TypeError("batch.dur must be a 1-D tensor of node processing times")
     if not isinstance(edge_index, Tensor) or edge_index.ndim != 2 or edge_index.shape[0] != 2:
         raise TypeError("batch.edge_index must be a (2, E) integer tensor")
+    if dur.is_floating_point() and not bool(torch.isfinite(dur).all()):
+        bad = int((~torch.isfinite(dur)).nonzero()[0, 0])
+        raise ValueError(f"batch.dur must hold finite processing times; batch.dur[{bad}] = "
+                         f"{float(dur[bad])}")
+    if bool((dur < 0).any()):
+        bad = int((dur < 0).nonzero()[0, 0])
+        raise ValueError(f"batch.dur must hold non-negative processing times; batch.dur[{bad}] "
+                         f"= {dur[bad].item()}")
     n = dur.shape[0]
+    if edge_index.numel() and (int(edge_index.min()) < 0 or int(edge_index.max()) >= n):
+        raise ValueError(f"batch.edge_index must hold node ids in [0, {n}) (batch.dur has {n} "
+                         f"nodes), got ids in [{int(edge_index.min())}, {int(edge_index.max())}]")
     device = dur.device
     p = dur.to(torch.float64).unsqueeze(1)
     source, sink = _graph_ends(batch, n, device)

@@ -83,6 +83,14 @@ class L2SPolicy(nn.Module):
                           nn.Linear(hidden, hidden))
             for i in range(policy_layers))
 
+    @classmethod
+    def from_official(cls, path, **policy_kwargs) -> L2SPolicy:
+        """The policy with the weights of an official L2S checkpoint (``saved_model/*.pth`` of
+        zcaicaros/L2S, a local file); see :func:`.official_weights.from_official`."""
+        from .official_weights import from_official
+
+        return from_official(path, **policy_kwargs)
+
     def embed(self, batch) -> Tensor:
         """z: (N, hidden) node vectors whose inner products score the moves."""
         from torch_geometric.nn import global_mean_pool

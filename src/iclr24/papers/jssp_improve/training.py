@@ -26,7 +26,7 @@ from .environment import ImprovementEnv
 from .instance import JSSPInstance, random_instance
 from .policy import L2SPolicy
 
-__all__ = ["ReinforceConfig", "improve", "train_n_step_reinforce"]
+__all__ = ["ReinforceConfig", "improve", "move_entropy_ratio", "train_n_step_reinforce"]
 
 
 @dataclass(frozen=True)
@@ -119,6 +119,43 @@ def train_n_step_reinforce(policy: L2SPolicy, config: ReinforceConfig = Reinforc
     return log
 
 
+def _rollout_copy(policy: L2SPolicy, batch_norm_stats: str) -> L2SPolicy:
+    """A copy in eval mode (dropout off) whose BatchNorm uses batch statistics with ``"batch"``
+    (as the official test script, which never calls ``eval()``) or the running ones."""
+    if batch_norm_stats not in ("batch", "running"):
+        raise ValueError(f"batch_norm_stats must be 'batch' or 'running', got "
+                         f"{batch_norm_stats!r}")
+    roll = copy.deepcopy(policy).eval()  # a copy: batch statistics must not touch the buffers
+    if batch_norm_stats == "batch":
+        for mod in roll.modules():
+            if isinstance(mod, torch.nn.BatchNorm1d):
+                mod.train()
+    return roll
+
+
+def move_entropy_ratio(policy: L2SPolicy, instances: Sequence[JSSPInstance], *,
+                       init_rule: str = "fdd_mwkr", batch_norm_stats: str = "batch") -> float:
+    """How far ``policy`` is from picking N5 moves uniformly at random, on the start states
+    (``init_rule`` schedules) of ``instances``: the mean over instances with >= 2 moves of
+
+        H(pi(. | s)) / log |N5(s)|,   H = -sum_a pi(a | s) log pi(a | s)
+
+    1 = uniform (the random-N5 baseline), 0 = deterministic. NaN when no instance has two moves
+    or more. ``policy`` is left unchanged (a copy is evaluated, BatchNorm as in :func:`improve`).
+    """
+    if not isinstance(policy, L2SPolicy):
+        raise TypeError(f"policy must be an L2SPolicy, got {type(policy).__name__}")
+    if isinstance(instances, JSSPInstance):
+        instances = [instances]
+    roll = _rollout_copy(policy, batch_norm_stats)
+    batch, moves = ImprovementEnv(instances, init_rule, horizon=0).reset()
+    with torch.no_grad():
+        logps = roll(batch, moves)
+    ratios = [float(-(lp.exp() * lp).sum()) / float(np.log(len(lp)))  # H / log |N5|
+              for lp in logps if len(lp) > 1]
+    return float(np.mean(ratios)) if ratios else float("nan")
+
+
 def improve(instances: JSSPInstance | Sequence[JSSPInstance], policy: L2SPolicy,
             steps: int = 500, greedy: bool = False, *, init_rule: str = "fdd_mwkr",
             seed: int = 0, batch_norm_stats: str = "batch"):
@@ -135,17 +172,10 @@ def improve(instances: JSSPInstance | Sequence[JSSPInstance], policy: L2SPolicy,
     insts = [instances] if single else instances
     if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool) or steps < 0:
         raise ValueError(f"steps must be a non-negative int, got {steps!r}")
-    if batch_norm_stats not in ("batch", "running"):
-        raise ValueError(f"batch_norm_stats must be 'batch' or 'running', got "
-                         f"{batch_norm_stats!r}")
+    roll = _rollout_copy(policy, batch_norm_stats)
     env = ImprovementEnv(insts, init_rule, int(steps))
     batch, moves = env.reset()
     gen = torch.Generator().manual_seed(seed)
-    roll = copy.deepcopy(policy).eval()  # a copy: batch statistics must not touch the buffers
-    if batch_norm_stats == "batch":
-        for mod in roll.modules():
-            if isinstance(mod, torch.nn.BatchNorm1d):
-                mod.train()
     with torch.no_grad():
         while not env.finished:
             actions, _ = roll.act(batch, moves, generator=gen, greedy=greedy)

@@ -18,11 +18,13 @@ How the code maps to it.
   ``greedy_resistance_rewiring`` (spectral-like: greedy drop of total effective resistance).
 - :mod:`.diagnostics`: ``added_edge_distances``, ``edge_growth``, ``resistance_drop``,
   ``total_effective_resistance`` (from the graph kit).
-- :mod:`.long_range`: ``make_long_range_trees``, ``target_logits`` (the synthetic long-range
-  task read out at a target node) and ``within_receptive_field`` (can s reach t at all).
-- ``claims.py``: ``locality_sparsity`` (LASER vs random, spectral-like and k-hop additions at
-  equal budget on trees, rings of cliques and grids) and ``long_range_task`` (accuracy and added
-  edges per rho on the tree task).
+- :mod:`.long_range`: ``make_long_range_trees`` (the synthetic long-range task, optionally with
+  distractors far from the target), ``target_logits`` (read out at the target node),
+  ``receptive_field`` / ``within_receptive_field`` (which nodes can reach t at all).
+- ``claims.py``: ``locality_sparsity`` (LASER's lowest-mu choice against its random-in-orbit
+  ablation on total effective resistance, plus the locality/sparsity trade-off against random,
+  spectral-like and k-hop additions on trees, rings of cliques and grids) and
+  ``long_range_task`` (accuracy and added edges per rho on the tree task with distractors).
 
 What differs / is scaled down. The paper's benchmarks (LRGB Peptides / PCQM-Contact, TUDatasets)
 download at run time and are out of reach: the claims use synthetic graph families, where the
@@ -48,7 +50,12 @@ from .diagnostics import (
     resistance_drop,
     total_effective_resistance,
 )
-from .long_range import make_long_range_trees, target_logits, within_receptive_field
+from .long_range import (
+    make_long_range_trees,
+    receptive_field,
+    target_logits,
+    within_receptive_field,
+)
 from .rewiring import LaserTransform, connectivity_measure, orbit_sizes
 from .snapshot_gnn import SnapshotGNN
 
@@ -64,6 +71,7 @@ __all__ = [
     "make_long_range_trees",
     "orbit_sizes",
     "random_rewiring",
+    "receptive_field",
     "resistance_drop",
     "target_logits",
     "total_effective_resistance",

@@ -46,7 +46,7 @@ from iclr24.kits.graphs import dense_adjacency, shortest_path_distances
 
 __all__ = ["LaserTransform", "connectivity_measure", "orbit_sizes"]
 
-_SELECTIONS = ("lowest", "random")
+_SELECTIONS = ("lowest", "random", "highest")
 
 
 def _int_at_least(name: str, value: Any, minimum: int) -> int:
@@ -104,8 +104,10 @@ class LaserTransform(BaseTransform):
         shuffle_ties: break equal-mu ties uniformly at random (official ``shuffle``); else by
             node id.
         symmetric: also add the reverse edge v -> u of every chosen pair (duplicates removed).
-        selection: ``"lowest"`` (LASER: lowest mu first) or ``"random"`` (the paper's
-            ``laser_random`` ablation: uniform choice inside the orbit, same counts).
+        selection: ``"lowest"`` (LASER: lowest mu first), ``"random"`` (the paper's
+            ``laser_random`` ablation: uniform choice inside the orbit, same counts) or
+            ``"highest"`` (the mechanism reversed: best-connected orbit members first, same
+            counts; an ablation for the claims, not in the paper).
         added_edge_attr: value of the added edges' features when ``data.edge_attr`` exists.
         seed: seeds the tie-breaking generator; the same seed applied to the same sequence of
             graphs gives the same rewirings.
@@ -139,9 +141,9 @@ class LaserTransform(BaseTransform):
     def _choose(self, orbit: np.ndarray, mu_row: np.ndarray, m: int) -> np.ndarray:
         if self.selection == "random":
             return orbit[self._rng.permutation(len(orbit))[:m]]
-        keys = mu_row[orbit]
+        keys = mu_row[orbit] if self.selection == "lowest" else -mu_row[orbit]
         ties = self._rng.random(len(orbit)) if self.shuffle_ties else np.arange(len(orbit))
-        return orbit[np.lexsort((ties, keys))[:m]]  # lowest mu first, ties by the random key
+        return orbit[np.lexsort((ties, keys))[:m]]  # argmin_m mu(v, .) on O_l(v), ties random
 
     def added_edges(self, edge_index: Any, num_nodes: int) -> list[np.ndarray]:
         """The new edges per snapshot: a list of L arrays (2, E_l) (source u, target v)."""

@@ -19,7 +19,9 @@ How the code maps to the paper:
   :class:`RandomPolicy` (uniform T roots, ESAN's random policy) and :class:`FullBag` (all n);
 - :mod:`.csl_union`: :func:`make_csl_union_dataset`, the paper's motivating family of
   1-WL-indistinguishable graphs (disjoint unions of CSL graphs, Sec. 3);
-- :mod:`.csl_experiment`: the four-arm experiment of the claims and :func:`time_forward`.
+- :mod:`.csl_experiment`: the experiment of the claims (GIN, random selection, the
+  one-mark-per-component :class:`ComponentOracle` as positive control, Policy-Learn; the full
+  bag on request) and :func:`time_forward`.
 
 Out of reach here: ZINC-12k, OGB (molhiv, moltox21, molbace, molesol), Alchemy and REDDIT-BINARY
 all download at run time, and OSAN / MAG-GNN are not reimplemented. The claims run on the
@@ -38,6 +40,7 @@ Usage::
 from .bags import graph_sizes, node_marked_bag
 from .csl_experiment import (
     ARMS,
+    ComponentOracle,
     CSLSelectionConfig,
     build_arm,
     distinct_component_fraction,
@@ -57,6 +60,7 @@ __all__ = [
     "ARMS",
     "DSGNN",
     "CSLSelectionConfig",
+    "ComponentOracle",
     "FullBag",
     "PolicyLearn",
     "RandomPolicy",

@@ -10,6 +10,10 @@ seeded permutation, constant node features; its label is the index of the multis
 A policy that marks one node per component identifies the label; uniform random marking needs
 luck (for l = 2, both marks fall in distinct components with probability n/(2n − 1) ≈ 1/2).
 
+The spec's n = 41 uses the standard non-isomorphic skip list; for other n, skips related by a
+multiplier (m·{±1, ±s} = {±1, ±t} mod n, which makes the graphs isomorphic) are refused, and for
+prime n that is exact: n = 17 keeps the four skip classes 2, 3, 4, 5 pairwise non-isomorphic.
+
 ZINC, OGB and Alchemy, the paper's benchmarks, download at run time and are out of reach here;
 this family stands for the paper's theoretical setting where the efficient policy is known.
 """
@@ -45,7 +49,31 @@ def _check_skips(skips: Any, n: int) -> tuple[int, ...]:
                              f"for n = 41; got {bad}")
     elif any(s < 2 or s > n // 2 for s in out):
         raise ValueError(f"skips must lie in 2..n//2 = {n // 2} for n = {n}; got {out}")
+    else:
+        for i, s in enumerate(out):
+            for t in out[i + 1:]:
+                m = _multiplier(s, t, n)
+                if m is not None:
+                    raise ValueError(f"skips must give non-isomorphic CSL graphs: CSL({n}, {s}) "
+                                     f"and CSL({n}, {t}) are isomorphic (multiply labels by {m} "
+                                     f"mod {n})")
     return out
+
+
+def _multiplier(s: int, t: int, n: int) -> int | None:
+    """A unit m mod n with m·{±1, ±s} = {±1, ±t} (mod n), i.e. i -> m·i maps CSL(n, s) onto
+    CSL(n, t); None if there is none. For prime n this is also necessary for isomorphism
+    (circulants of prime order, Turner 1967), so skips without a multiplier are non-isomorphic."""
+    import math
+
+    def connection(k: int) -> set[int]:
+        return {1 % n, (-1) % n, k % n, (-k) % n}
+
+    target = connection(t)
+    for m in range(1, n):
+        if math.gcd(m, n) == 1 and {(m * c) % n for c in connection(s)} == target:
+            return m
+    return None
 
 
 def csl_union_graph(skips: Any, *, n: int = 41, seed: int):

@@ -58,8 +58,9 @@ def make_drifting_stream(num_users: int = 300, num_items: int = 150, num_events:
     p_switch = _probability(p_switch, "p_switch")
     p_in_cluster = _probability(p_in_cluster, "p_in_cluster")
     p_repeat = _probability(p_repeat, "p_repeat")
-    if isinstance(zipf_a, bool) or not isinstance(zipf_a, (int, float)) or zipf_a < 0:
-        raise ValueError(f"zipf_a must be a number >= 0, got {zipf_a!r}")
+    if isinstance(zipf_a, bool) or not isinstance(zipf_a, (int, float)) \
+            or not 0 <= zipf_a < np.inf:
+        raise ValueError(f"zipf_a must be a finite number >= 0, got {zipf_a!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
 

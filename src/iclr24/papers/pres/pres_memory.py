@@ -16,10 +16,12 @@ How this maps onto :class:`torch_geometric.nn.models.TGNMemory`:
 
 - ``forward(n_id)`` in training mode returns the memory after the pending (previous batch's)
   messages, fused as above, with gradient: that is the memory the embedding reads ("memory update
-  at start"). In eval mode the stored memory is returned (it was fused when written).
+  at start"). In eval mode it returns the fusion of the memory before each node's latest update
+  (the buffer ``prev_memory``) and the stored update (with ``store_fused=True``: the stored
+  memory, fused when written).
 - ``update_state(src, dst, t, msg)`` snapshots the memory of the batch's nodes, lets TGNMemory
-  write its update, then writes the fused state back (by default; see ``store_fused`` below)
-  and updates the statistics.
+  write its update, then updates the statistics with the fused change (and, only with
+  ``store_fused=True``, writes the fused state back; see below).
 - ``train(False)`` (TGNMemory flushes all pending messages when it leaves training) is fused
   the same way.
 
@@ -27,16 +29,16 @@ Only nodes that actually had pending messages are corrected and recorded (TGNMem
 GRU on nodes without messages, with a zero message; that is not a transition), and a node with no
 recorded change yet takes the standard update (no prediction exists for it).
 
-Differences from the official code (jwsu825/MDGNN_BS, ``model/mdgnn.py``): there the fused memory
-feeds only the embeddings of the current batch while the stored memory keeps the plain GRU update,
-and the fusion is applied to every node each batch with a globally min-max rescaled increment;
-here, by default, the fused state is what the memory stores (the prediction-correction iterates),
-with exact per-node statistics. ``store_fused=False`` keeps the official placement: the stored
-memory is TGNMemory's own, the fused memory is only what ``forward`` returns (in eval mode from
-the memory before each node's latest update, kept in the buffer ``prev_memory``), and the
-statistics record the fused change. The learnable gamma is gamma = sigmoid(theta) (kept in
-[0, 1]) initialised at the given gamma; the official code learns an unconstrained scalar
-initialised at 0. The official code also min-max rescales the whole stored memory in place when
+Placement (the default follows the official code, jwsu825/MDGNN_BS, ``model/mdgnn.py``): the
+fused memory feeds only the embeddings of the current batch while the stored memory keeps
+TGNMemory's own update, and the statistics record the fused change. ``store_fused=True`` is this
+project's variant that writes the fused state into the memory (the prediction-correction then
+iterates on its own output); measured at b = 1600 it was the worst of the variants tried (see
+``claims.large_batch_ap``), so it is kept only as an option. Differences from the official code
+that remain: the fusion there is applied to every node each batch with a globally min-max
+rescaled increment; here only to nodes with pending messages, with exact per-node statistics.
+The learnable gamma is gamma = sigmoid(theta) (kept in [0, 1]) initialised at the given gamma;
+the official code learns an unconstrained scalar initialised at 0. The official code also min-max rescales the whole stored memory in place when
 it computes its coherence term (``utils.normalize``); that side effect is not reproduced.
 """
 
@@ -67,15 +69,15 @@ class PRESMemory(nn.Module):
         memory: a ``torch_geometric.nn.models.TGNMemory``.
         gamma: weight of the prediction in [0, 1]; 0 reproduces the wrapped memory exactly.
         learnable_gamma: learn gamma = sigmoid(theta) (then gamma must be in (0, 1)).
-        store_fused: write the fused state into the memory (default); False fuses only what
-            ``forward`` returns, as the official code does.
+        store_fused: False (default, the official placement) fuses only what ``forward``
+            returns; True also writes the fused state into the memory (this project's variant).
 
     ``forward(n_id) -> (memory (K, d), last_update (K,))``, ``update_state``, ``reset_state``
     and ``detach`` behave as TGNMemory's. ``stats`` holds the transition statistics (buffers).
     """
 
     def __init__(self, memory: nn.Module, gamma: float = 0.9, learnable_gamma: bool = False,
-                 *, store_fused: bool = True) -> None:
+                 *, store_fused: bool = False) -> None:
         super().__init__()
         from torch_geometric.nn.models import TGNMemory
 

@@ -10,6 +10,7 @@ summed, ReLU, linear), the TGN paper's MergeLayer.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -46,8 +47,8 @@ class TGNConfig:
                              f"by heads ({self.heads})")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"TGNConfig.dropout must be in [0, 1), got {self.dropout!r}")
-        if not self.lr > 0:
-            raise ValueError(f"TGNConfig.lr must be > 0, got {self.lr!r}")
+        if not 0 < self.lr < math.inf:
+            raise ValueError(f"TGNConfig.lr must be a finite number > 0, got {self.lr!r}")
 
 
 class GraphAttentionEmbedding(nn.Module):
@@ -93,7 +94,7 @@ class TGNLinkModel(nn.Module):
         msg_dim: edge feature dimension.
         config: sizes (:class:`TGNConfig`; default the official sizes).
         pres: None for plain TGN, else a dict of :class:`~.pres_memory.PRESMemory` arguments
-            (``gamma``, ``learnable_gamma``).
+            (``gamma``, ``learnable_gamma``, ``store_fused``).
 
     ``score(src, dst, neg_dst, t_all, msg_all)`` returns positive and negative logits (B,) and
     the memory read for the batch; ``observe(src, dst, t, msg)`` feeds the batch's events to the

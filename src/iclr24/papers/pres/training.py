@@ -24,6 +24,7 @@ at equal epochs, as the spec asks.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,7 +44,8 @@ _VAL_FRACTION = _TEST_FRACTION = 0.15
 
 def check_temporal_data(data, *, num_nodes: int | None = None) -> None:
     """Raise a clear error unless ``data`` is a TemporalData with 1-D long src/dst/t of equal
-    length, 2-D float msg, non-decreasing timestamps, and (given ``num_nodes``) ids < num_nodes."""
+    length, 2-D finite float msg, non-decreasing timestamps, and (given ``num_nodes``) ids
+    < num_nodes."""
     from torch_geometric.data import TemporalData
 
     if not isinstance(data, TemporalData):
@@ -60,6 +62,9 @@ def check_temporal_data(data, *, num_nodes: int | None = None) -> None:
     if data.msg.dim() != 2 or data.msg.shape[0] != n or not data.msg.is_floating_point():
         raise ValueError(f"data.msg must be a float (num_events, msg_dim) tensor, got "
                          f"{data.msg.dtype} of shape {tuple(data.msg.shape)}")
+    if not bool(torch.isfinite(data.msg).all()):
+        bad = int(torch.nonzero(~torch.isfinite(data.msg).all(dim=1))[0])
+        raise ValueError(f"data.msg must be finite; event {bad} has a NaN or infinite feature")
     if n < 10:
         raise ValueError(f"data needs at least 10 events for a 70/15/15 split, got {n}")
     if bool((data.t[1:] < data.t[:-1]).any()):
@@ -132,7 +137,7 @@ def _check_int(value: object, name: str, minimum: int = 1) -> int:
 def train_tgn(data, batch_size: int = 200, epochs: int = 10, use_pres: bool = False,
               beta: float = 0.1, *, gamma: float = 0.9, learnable_gamma: bool = False,
               coherence: str = "cosine", detach_coherence: bool = False,
-              store_fused: bool = True, config: TGNConfig | None = None, seed: int = 0,
+              store_fused: bool = False, config: TGNConfig | None = None, seed: int = 0,
               progress: Callable[[float, str], None] | None = None) -> TGNTrainResult:
     """Train TGN (optionally with PRES) on the first 70% of ``data`` with temporal batches.
 
@@ -145,8 +150,8 @@ def train_tgn(data, batch_size: int = 200, epochs: int = 10, use_pres: bool = Fa
         gamma, learnable_gamma: PRESMemory's fusion weight.
         coherence: "cosine" or "inner" (see :func:`coherence_loss`).
         detach_coherence: detach the coherence term as the official code does (no gradient).
-        store_fused: PRESMemory stores the fused memory (default) or, False, fuses only the
-            memory the embeddings read (the official code's placement).
+        store_fused: False (default, the official placement) fuses only the memory the
+            embeddings read; True also stores the fused memory (this project's variant).
         config: model sizes and optimiser settings (default :class:`TGNConfig`()).
         seed: seeds the initialisation, dropout and the training negatives.
         progress: optional ``progress(fraction, message)`` callback.
@@ -159,8 +164,9 @@ def train_tgn(data, batch_size: int = 200, epochs: int = 10, use_pres: bool = Fa
     _check_int(seed, "seed", 0)
     if not isinstance(use_pres, bool):
         raise TypeError(f"use_pres must be a bool, got {use_pres!r}")
-    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or beta < 0:
-        raise ValueError(f"beta must be a number >= 0, got {beta!r}")
+    if isinstance(beta, bool) or not isinstance(beta, (int, float)) \
+            or not 0 <= beta < math.inf:
+        raise ValueError(f"beta must be a finite number >= 0, got {beta!r}")
     if coherence not in COHERENCE_KINDS:
         raise ValueError(f"coherence must be one of {COHERENCE_KINDS}, got {coherence!r}")
     config = TGNConfig() if config is None else config

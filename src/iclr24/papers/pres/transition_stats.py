@@ -85,7 +85,8 @@ class MemoryTransitionStats(nn.Module):
 
     @torch.no_grad()
     def update(self, nodes: Tensor, delta: Tensor) -> None:
-        """Record the changes ``delta`` (K, d) of nodes ``nodes`` (K,); ids may repeat.
+        """Record the changes ``delta`` (K, d) of nodes ``nodes`` (K,); ids may repeat, and
+        ``delta`` must be finite (ValueError otherwise).
 
         Each node's new values are reduced to a batch count / mean / M2 and merged with the
         running ones (Chan et al.): with n = n_a + n_b and D = mean_b - mean_a,
@@ -95,6 +96,9 @@ class MemoryTransitionStats(nn.Module):
         self._check_values(delta, nodes, "delta")
         if nodes.numel() == 0:
             return
+        if not bool(torch.isfinite(delta).all()):  # one NaN would poison the node's mean forever
+            raise ValueError("delta must be finite; got NaN or infinite memory changes for "
+                             f"nodes {nodes[~torch.isfinite(delta).all(dim=1)].tolist()[:5]}")
         delta = delta.detach().to(self.mean.dtype)
         uniq, inverse = torch.unique(nodes, return_inverse=True)
         k = uniq.numel()

@@ -18,25 +18,36 @@ How the code maps to it.
   ``iclr24.kits.graphs`` loop) and :func:`evaluate_gad`.
 - :mod:`.spectral_energy`: dense eigh references (:func:`dense_spectral_energy`) and edge-case
   graphs (:func:`edge_case_graphs`) for the identity check.
-- :mod:`.arms`: the five arms of the comparison, trained alike (:func:`run_arm`).
-- :mod:`.synthetic_gad`: :func:`make_spectral_gad`, graphs whose classes differ only spectrally.
-- ``claims.py``: ``spectral_anomalies`` (RQGNN vs GIN, GCN, a ChebNet ablation and logistic
-  regression on r_G) and ``rayleigh_identity`` (message passing r_G = eigen-decomposition form).
+- :mod:`.arms`: the seven arms of the comparison, trained alike (:func:`run_arm`).
+- :mod:`.synthetic_gad`: :func:`make_spectral_energy_gad` (the comparison's test bed: classes
+  differ only in the accumulated spectral energy of real-valued channels),
+  :func:`make_spectral_gad` (one-hot types placed smoothly or shuffled) and
+  :func:`permute_node_features` (the null: features detached from the structure).
+- ``claims.py``: ``spectral_anomalies`` (RQGNN vs GIN, GCN and ChebNet, with RQGNN on permuted
+  features as the null arm, logistic regression on r_G as the positive control, RQGNN without
+  its RQ mechanism as the ablation) and ``rayleigh_identity`` (message passing r_G =
+  eigen-decomposition form, node-permuted features as the null arm).
 
 What differs / is scaled down. The TUDataset benchmarks download at run time and are out of
-reach; the claims use synthetic graphs where only the placement of node types differs between
-classes (this makes the Rayleigh quotient informative by construction: the claims test the
-implementation and the direction of the comparison, not the real-data margins). The Chebyshev
+reach; the claims use synthetic graphs where only the spectral energy of the node signals
+differs between classes (this makes the Rayleigh quotient informative by construction: the
+claims test the implementation and the direction of the comparison, not the real-data margins). The Chebyshev
 filters are trained (``nn.ModuleList``), unlike the official code's plain list; see
 :mod:`.model` and :mod:`.gad_training` for the remaining differences.
 
-Usage::
+Usage (a few seconds on a CPU; the paper's setting is ~2,000+ graphs and ``epochs=100``)::
 
-    from iclr24.papers.rqgnn import RQGNN, evaluate_gad, fit_gad, make_spectral_gad
-    graphs = make_spectral_gad(2000, shuffle_frac=0.3, seed=0)
-    model = RQGNN(in_dim=8)
-    fit = fit_gad(model, train_graphs, val_graphs, epochs=100, seed=0)
-    evaluate_gad(model, test_graphs, fit=fit)          # {"auc": ..., "macro_f1": ...}
+    import torch
+    from iclr24.kits.graphs import stratified_split
+    from iclr24.papers.rqgnn import RQGNN, evaluate_gad, fit_gad, make_spectral_energy_gad
+
+    graphs = make_spectral_energy_gad(300, seed=0)     # 4 channels, 10% anomalous
+    labels = [int(g.y) for g in graphs]
+    train, val, test = ([graphs[i] for i in idx] for idx in stratified_split(labels, seed=0))
+    torch.manual_seed(0)
+    model = RQGNN(in_dim=4, hidden=16, cheb_k=3)
+    fit = fit_gad(model, train, val, epochs=5, seed=0, batch_size=64)
+    scores = evaluate_gad(model, test, fit=fit)        # {"auc": ..., "macro_f1": ...}
 """
 
 from .focal_loss import class_balanced_focal_loss, class_balanced_weights
@@ -44,7 +55,7 @@ from .gad_training import evaluate_gad, fit_gad
 from .model import RQGNN
 from .rayleigh import rayleigh_quotient
 from .spectral_energy import dense_spectral_energy, edge_case_graphs
-from .synthetic_gad import make_spectral_gad
+from .synthetic_gad import make_spectral_energy_gad, make_spectral_gad, permute_node_features
 
 __all__ = [
     "RQGNN",
@@ -54,6 +65,8 @@ __all__ = [
     "edge_case_graphs",
     "evaluate_gad",
     "fit_gad",
+    "make_spectral_energy_gad",
     "make_spectral_gad",
+    "permute_node_features",
     "rayleigh_quotient",
 ]

@@ -2,11 +2,15 @@
 
 - ``rqgnn``: :class:`RQGNN` (RQL + CWGNN-RQ).
 - ``gin``: 3 GIN layers, sum pooling; ``gcn``: 3 GCN layers, mean pooling; ``chebnet``: 3
-  ChebConv layers (same K as RQGNN), mean pooling, i.e. RQGNN's spectral filters without the RQ
-  branch and without RQ-pooling. All three are ``iclr24.kits.graphs.GraphClassifier``, the
-  baseline arms shared by every graph paper here.
+  ChebConv layers (same K as RQGNN), mean pooling. All three are
+  ``iclr24.kits.graphs.GraphClassifier``, the baseline arms shared by every graph paper here.
+- ``rqgnn_norq``: the ablation, :class:`RQGNN` with the RQ mechanism switched off (no RQL branch,
+  mean pooling instead of RQ-pooling): the same pre-MLP, parallel Chebyshev filters and head.
+- ``rqgnn_permuted``: the null arm, :class:`RQGNN` trained, selected and tested on the same
+  graphs with their node features permuted within each graph (:func:`permute_node_features`):
+  every per-graph feature statistic is kept, the spectral placement is gone.
 - ``logreg_rq``: scikit-learn logistic regression (balanced class weights) on the standardised
-  r_G alone, a diagnostic of how much the Rayleigh quotient by itself tells.
+  r_G alone, the positive control that the Rayleigh quotient carries the class.
 
 Every GNN arm is trained by :func:`fit_gad` with the same loss (class-balanced focal loss), data
 order, optimiser, epochs, batch size and hidden width, from the same torch seed, and evaluated
@@ -27,10 +31,11 @@ import torch
 from .gad_training import evaluate_gad, fit_gad
 from .model import RQGNN
 from .rayleigh import rayleigh_quotient
+from .synthetic_gad import make_spectral_energy_gad, permute_node_features
 
 __all__ = ["ARMS", "GNN_BASELINES", "ArmConfig", "run_arm", "run_comparison"]
 
-ARMS = ("rqgnn", "gin", "gcn", "chebnet", "logreg_rq")
+ARMS = ("rqgnn", "gin", "gcn", "chebnet", "rqgnn_norq", "rqgnn_permuted", "logreg_rq")
 GNN_BASELINES = ("gin", "gcn", "chebnet")
 
 
@@ -78,8 +83,11 @@ def _logreg(train: Sequence[Any], test: Sequence[Any], seed: int) -> dict[str, f
 def _build(arm: str, in_dim: int, config: ArmConfig) -> torch.nn.Module:
     from iclr24.kits.graphs import GraphClassifier
 
-    if arm == "rqgnn":
+    if arm in ("rqgnn", "rqgnn_permuted"):
         return RQGNN(in_dim, config.hidden, config.width, config.cheb_k, config.dropout)
+    if arm == "rqgnn_norq":
+        return RQGNN(in_dim, config.hidden, config.width, config.cheb_k, config.dropout,
+                     use_rql=False, pooling="mean")
     conv, pool = {"gin": ("gin", "sum"), "gcn": ("gcn", "mean"), "chebnet": ("cheb", "mean")}[arm]
     return GraphClassifier(conv, in_dim, config.hidden, 2, num_layers=config.num_layers,
                            pool=pool, cheb_k=config.cheb_k)
@@ -88,9 +96,13 @@ def _build(arm: str, in_dim: int, config: ArmConfig) -> torch.nn.Module:
 def run_arm(arm: str, train: Sequence[Any], val: Sequence[Any], test: Sequence[Any], *,
             config: ArmConfig, seed: int) -> dict[str, float]:
     """Train ``arm`` on ``train`` (checkpoints chosen on ``val``) and return its test
-    ``{"auc", "macro_f1"}``. The torch seed is set to ``seed`` before the model is built."""
+    ``{"auc", "macro_f1"}``. The torch seed is set to ``seed`` before the model is built; the
+    ``rqgnn_permuted`` arm permutes the node features of all three sets (seeded by ``seed``)."""
     if arm not in ARMS:
         raise ValueError(f"arm must be one of {ARMS}; got {arm!r}")
+    if arm == "rqgnn_permuted":
+        train, val, test = (permute_node_features(part, seed=seed + k)
+                            for k, part in enumerate((train, val, test)))
     if arm == "logreg_rq":
         return _logreg(train, test, seed)
     torch.manual_seed(seed)
@@ -100,18 +112,15 @@ def run_arm(arm: str, train: Sequence[Any], val: Sequence[Any], test: Sequence[A
     return evaluate_gad(model, test, fit=fit)
 
 
-def run_comparison(num_graphs: int, shuffle_frac: float, seed: int,
-                   config: ArmConfig) -> dict[str, dict[str, float]]:
-    """Every arm on one ``make_spectral_gad(num_graphs, shuffle_frac=..., seed=seed)`` dataset
-    with one 70/15/15 stratified split (seeded by ``seed``), single-threaded:
+def run_comparison(num_graphs: int, seed: int, config: ArmConfig) -> dict[str, dict[str, float]]:
+    """Every arm on one ``make_spectral_energy_gad(num_graphs, seed=seed)`` dataset with one
+    70/15/15 stratified split (seeded by ``seed``), single-threaded:
     ``{arm: {"auc", "macro_f1"}}``."""
     from iclr24.kits.graphs import stratified_split
     from iclr24.kits.threads import single_threaded
 
-    from .synthetic_gad import make_spectral_gad
-
     with single_threaded():
-        graphs = make_spectral_gad(num_graphs, shuffle_frac=shuffle_frac, seed=seed)
+        graphs = make_spectral_energy_gad(num_graphs, seed=seed)
         labels = np.array([int(g.y) for g in graphs])
         train, val, test = ([graphs[i] for i in idx] for idx in stratified_split(labels, seed=seed))
         return {arm: run_arm(arm, train, val, test, config=config, seed=seed) for arm in ARMS}

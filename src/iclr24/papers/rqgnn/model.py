@@ -25,7 +25,9 @@ Differences from the official code, on purpose:
   drops h_RQ (the head then reads h_G alone), ``pooling="sum"``/``"mean"`` replaces RQ-pooling by
   a plain global pool.
 
-BatchNorm1d over graphs needs at least two graphs per training batch (as in the code).
+BatchNorm1d over graphs needs at least two graphs per training batch (as in the code): a
+training-mode forward of a single graph raises a ``ValueError`` saying so (PyTorch's own error
+comes from deep inside BatchNorm); in eval mode the running statistics serve one graph fine.
 """
 
 from __future__ import annotations
@@ -102,6 +104,11 @@ class RQGNN(nn.Module):
         if batch is None:
             batch = torch.zeros(x.shape[0], dtype=torch.long, device=x.device)
         num_graphs = int(getattr(data, "num_graphs", 1) or 1)
+        if self.training and isinstance(self.norm, nn.BatchNorm1d) and num_graphs < 2:
+            raise ValueError("a training batch must hold at least 2 graphs: BatchNorm1d over "
+                             f"graphs has no batch statistics for {num_graphs} graph (call "
+                             "model.eval() to score a single graph, or build RQGNN with "
+                             "batch_norm=False)")
         r = rayleigh_quotient(x, edge_index, batch, normalize=self.normalize_rq,
                               num_graphs=num_graphs)  # r_G (B, d)
         from torch_geometric.utils import scatter

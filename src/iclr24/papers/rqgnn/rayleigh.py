@@ -14,8 +14,9 @@ It is computed here by message passing over the edge list, never a dense matrix:
 
 which matches ``scipy.sparse.csgraph.laplacian(A, normed=True)`` also on isolated nodes (degree 0:
 a zero row and column of L, so the node contributes nothing to x^T L x). A channel that is zero
-on a graph gets r = 0 (0/0 guarded). ``normalize=False`` returns the official code's quantity,
-diag(X^T L X) without the division by x^T x (code: ``utils.generate_batches``).
+on a graph gets r = 0 (0/0 guarded); non-finite features are refused (``ValueError``), since
+NaN would fail the x^T x > 0 test and read as such an absent channel. ``normalize=False``
+returns the official code's quantity, diag(X^T L X) without the division by x^T x (code: ``utils.generate_batches``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ def _check_inputs(x: Any, edge_index: Any, batch: Any,
     n = x.shape[0]
     if n == 0:
         raise ValueError("x has 0 rows: an empty graph has no Rayleigh quotient")
+    if not bool(torch.isfinite(x).all()):
+        bad = torch.nonzero(~torch.isfinite(x))[:3].tolist()
+        raise ValueError(f"x must be finite; got NaN or inf at (node, channel) {bad}: a NaN would "
+                         "otherwise read as an absent channel (r = 0)")
     if not isinstance(edge_index, torch.Tensor) or edge_index.dtype != torch.long \
             or edge_index.dim() != 2 or edge_index.shape[0] != 2:
         raise TypeError(f"edge_index must be a LongTensor of shape (2, E); got "

@@ -13,11 +13,14 @@ How the code maps to the paper
   boundary, LayerNorm/ReLU, residual), ``RelationNBFNet`` (Sec. 4.2) and ``EntityNBFNet``
   (Sec. 4.3, per-layer relation projection, 2-layer scoring MLP).
 - ``foundation_model.py``: ``Ultra``, graph preparation (inverse relations r + |R|), the
-  training-time removal of query edges, checkpoints to a local file.
+  training-time removal of query edges, checkpoints to a local file, and
+  ``Ultra.from_official`` for the released weights of the official repository (a local
+  ``ultra_3g.pth`` / ``ultra_4g.pth``; every official key matches ``Ultra(64, 6)``).
 - ``training.py``: self-adversarial BCE, strict negatives (half tail / half head corruption),
   multi-graph pre-training, fine-tuning.
 - ``evaluation.py``: filtered ranking (MRR, Hits@1/3/10, both directions), zero-shot inference.
-- ``link_predictor.py``: ``UltraLinkPredictor``, the user-facing API by labels.
+- ``link_predictor.py``: ``UltraLinkPredictor``, the user-facing API by labels; its
+  predictions are filtered (known true answers removed), as in the paper's evaluation.
 - ``synthetic_kg.py``: the rule-based KG generator of claim U1; ``pykeen_datasets.py``: the
   Nations / Kinships / UMLS graphs that ship inside the pykeen wheel (claim U2; read offline).
 - Generic KG pieces (containers, TSV/DataFrame loading, filtered ranking, negative sampling,
@@ -29,7 +32,8 @@ Usage::
     kg = KnowledgeGraph.from_dataframe(train_df, test=test_df)      # head/relation/tail labels
     ultra = UltraLinkPredictor.pretrain([g1, g2, g3], TrainConfig(steps=2000), dim=32)
     ultra.save("ultra.pt"); ultra = UltraLinkPredictor.load("ultra.pt")
-    ultra.predict_tails(kg, "paris", "capital_of", top_k=5)         # zero-shot on kg
+    official = UltraLinkPredictor.from_official("ckpts/ultra_3g.pth")  # released weights (local)
+    ultra.predict_tails(kg, "paris", "capital_of", top_k=5)         # zero-shot on kg, filtered
     ultra.evaluate(kg)                                               # {"mrr": ..., "hits@10": ...}
     tuned = ultra.fine_tune(kg, TrainConfig(steps=200))
 
@@ -48,9 +52,10 @@ What is scaled down (CPU, minutes instead of 800k steps on 4 A100s)
 from iclr24.kits.knowledge_graphs import KnowledgeGraph, rank_metrics
 
 from .conditional_message_passing import EntityNBFNet, GeneralizedRelationalConv, RelationNBFNet
-from .evaluation import evaluate, filtered_ranks, ultra_score_fn, unseen_facts
+from .evaluation import check_triples, evaluate, filtered_ranks, ultra_score_fn, unseen_facts
 from .foundation_model import (
     Ultra,
+    as_id_tensor,
     load_checkpoint,
     prepare_graph,
     remove_query_edges,
@@ -72,7 +77,9 @@ __all__ = [
     "TrainConfig",
     "Ultra",
     "UltraLinkPredictor",
+    "as_id_tensor",
     "build_relation_graph",
+    "check_triples",
     "evaluate",
     "filtered_ranks",
     "fine_tune",

@@ -27,9 +27,30 @@ from iclr24.kits.knowledge_graphs import (
 )
 from iclr24.kits.knowledge_graphs import filtered_ranks as _kit_filtered_ranks
 
-from .foundation_model import Ultra, prepare_graph
+from .foundation_model import Ultra, as_id_tensor, prepare_graph
 
-__all__ = ["evaluate", "filtered_ranks", "rank_metrics", "ultra_score_fn", "unseen_facts"]
+__all__ = ["check_triples", "evaluate", "filtered_ranks", "rank_metrics", "ultra_score_fn",
+           "unseen_facts"]
+
+
+def check_triples(triples: torch.Tensor, name: str, num_entities: int,
+                  num_relations: int) -> torch.Tensor:
+    """(N, 3) integer (head, relation, tail) ids as a LongTensor, checked against the graph:
+    float ids raise ``TypeError``; a wrong shape, an entity outside [0, num_entities) or a
+    relation outside [0, num_relations) (direct relations) raise ``ValueError`` naming
+    ``name``."""
+    t = as_id_tensor(triples, name)
+    if t.numel() == 0:
+        return t.reshape(0, 3)
+    if t.dim() != 2 or t.shape[1] != 3:
+        raise ValueError(f"{name} must have shape (N, 3); got {tuple(t.shape)}")
+    ents, rels = t[:, [0, 2]], t[:, 1]
+    if int(ents.min()) < 0 or int(ents.max()) >= num_entities:
+        raise ValueError(f"{name} has entity ids outside [0, {num_entities})")
+    if int(rels.min()) < 0 or int(rels.max()) >= num_relations:
+        raise ValueError(f"{name} has relation ids outside [0, {num_relations}) (direct "
+                         "relations; inverses are implicit)")
+    return t
 
 
 def ultra_score_fn(model: Ultra, data: Data) -> ScoreFn:
@@ -54,7 +75,10 @@ def filtered_ranks(model: Ultra, data: Data, triples: torch.Tensor, known_triple
     data: the prepared message-passing graph (:func:`prepare_graph`); known_triples: every
     known fact used as the filter (train + valid + test).
     """
-    known = KnownAnswers(known_triples, data.num_nodes, data.num_relations // 2)
+    num_entities, num_direct = data.num_nodes, data.num_relations // 2
+    triples = check_triples(triples, "triples", num_entities, num_direct)
+    known_triples = check_triples(known_triples, "known_triples", num_entities, num_direct)
+    known = KnownAnswers(known_triples, num_entities, num_direct)
     return _kit_filtered_ranks(ultra_score_fn(model, data), triples, known,
                                batch_size=batch_size)
 
@@ -81,12 +105,16 @@ def evaluate(model: Ultra, graph: KnowledgeGraph, split: str = "test", *,
     Message passing uses the graph's training facts (pass ``data`` to reuse a prepared graph).
     ``n_unseen`` counts evaluated facts with an entity or relation absent from the training
     facts: they are ranked (a warning says how many) unless ``strict=True``, which raises.
+    ``triples`` (N, 3) replace the split; float ids raise ``TypeError``, ids outside the graph
+    ``ValueError``.
     """
     if not isinstance(model, Ultra):
         raise TypeError(f"model must be an Ultra, got {type(model).__name__}")
     if not isinstance(strict, bool):
         raise TypeError(f"strict must be a bool, got {strict!r}")
-    facts = graph.split(split) if triples is None else torch.as_tensor(triples).reshape(-1, 3)
+    if triples is not None:
+        triples = check_triples(triples, "triples", graph.num_entities, graph.num_relations)
+    facts = graph.split(split) if triples is None else triples
     n_unseen = int(unseen_facts(graph, facts).sum()) if len(facts) else 0
     if n_unseen:
         message = (f"{n_unseen} of {len(facts)} evaluated facts of graph {graph.name!r} have an "

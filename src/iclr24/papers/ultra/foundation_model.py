@@ -17,12 +17,20 @@ query (all-ones boundary on node r) also for head queries, which read ``R_q[r + 
 
 Checkpoints (:func:`save_checkpoint`, :func:`load_checkpoint`) are a local ``torch.save`` file
 holding the architecture (dim, layers) and the state dict; loading uses ``weights_only=True``.
+:meth:`Ultra.from_official` loads the released weights of the official repository
+(DeepGraphLearning/ULTRA, ``ckpts/ultra_3g.pth`` / ``ultra_4g.pth``: a ``{"model": state_dict,
+"optimizer": ...}`` file) from a path the user passes (nothing is downloaded): every official
+key and shape matches ``Ultra(64, 6)``.
+
+Ids are validated at the boundary: float ids raise ``TypeError`` (a cast to long would
+truncate 1.7 to 1 silently), out-of-range ids ``ValueError``.
 """
 
 from __future__ import annotations
 
 from os import PathLike
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
@@ -33,9 +41,19 @@ from iclr24.kits.knowledge_graphs import KnowledgeGraph, add_inverse_edges
 from .conditional_message_passing import EntityNBFNet, RelationNBFNet
 from .relation_graph import build_relation_graph
 
-__all__ = ["Ultra", "load_checkpoint", "prepare_graph", "remove_query_edges", "save_checkpoint"]
+__all__ = ["Ultra", "as_id_tensor", "load_checkpoint", "prepare_graph", "remove_query_edges",
+           "save_checkpoint"]
 
 _CHECKPOINT_FORMAT = "iclr24.ultra/1"
+
+
+def as_id_tensor(ids: Any, name: str, device: torch.device | None = None) -> torch.Tensor:
+    """``ids`` (a tensor, array or sequence of ints) as a LongTensor; float, complex or bool
+    ids raise ``TypeError`` naming ``name`` instead of being truncated."""
+    t = torch.as_tensor(ids, device=device)
+    if t.dtype == torch.bool or t.is_floating_point() or t.is_complex():
+        raise TypeError(f"{name} must hold integer ids; got dtype {t.dtype}")
+    return t.long()
 
 
 def prepare_graph(graph: KnowledgeGraph | torch.Tensor, num_entities: int | None = None,
@@ -101,6 +119,49 @@ class Ultra(nn.Module):
         self.relation_model = RelationNBFNet(dim, num_layers)
         self.entity_model = EntityNBFNet(dim, num_entity_layers)
 
+    @classmethod
+    def from_official(cls, path: str | PathLike, *, dim: int = 64, num_layers: int = 6,
+                      map_location: str | torch.device = "cpu") -> Ultra:
+        """The released weights of the official code (``ckpts/ultra_3g.pth``, ``ultra_4g.pth``,
+        ``ultra_50g.pth``) in an :class:`Ultra` of the official size (d = 64, 6 + 6 layers).
+
+        path: a local file in the official layout, ``{"model": state_dict, ...}`` (the
+        optimizer state beside it is ignored) or the bare state dict. Missing or unexpected
+        keys and wrong shapes raise ``ValueError`` naming them; nothing is downloaded.
+        """
+        p = Path(path)
+        if not p.is_file():
+            raise FileNotFoundError(f"official checkpoint not found: {p}")
+        try:
+            blob = torch.load(p, map_location=map_location, weights_only=True)
+        except Exception as exc:  # pickle/zip errors: say which file is unreadable
+            raise ValueError(f"{p} is not a readable torch checkpoint: {exc}") from exc
+        if isinstance(blob, dict) and isinstance(blob.get("model"), dict):
+            state = blob["model"]  # the official run.py saves {"model": ..., "optimizer": ...}
+        elif isinstance(blob, dict) and all(isinstance(v, torch.Tensor) for v in blob.values()):
+            state = blob
+        else:
+            raise ValueError(f"{p} holds neither the official {{'model': state_dict}} layout "
+                             "nor a state dict")
+        model = cls(dim, num_layers)
+        expected = model.state_dict()
+        missing = sorted(set(expected) - set(state))
+        unexpected = sorted(set(state) - set(expected))
+        wrong = [f"{k}: file {tuple(state[k].shape)}, model {tuple(expected[k].shape)}"
+                 for k in expected if k in state and state[k].shape != expected[k].shape]
+        problems = []
+        if missing:
+            problems.append(f"missing keys {missing}")
+        if unexpected:
+            problems.append(f"unexpected keys {unexpected}")
+        if wrong:
+            problems.append(f"wrong shapes {wrong}")
+        if problems:
+            raise ValueError(f"{p} does not match the official ULTRA(dim={dim}, "
+                             f"num_layers={num_layers}) layout: " + "; ".join(problems))
+        model.load_state_dict(state)
+        return model.eval()
+
     def config(self) -> dict[str, int]:
         return {"dim": self.dim, "num_layers": self.num_layers,
                 "num_entity_layers": self.num_entity_layers}
@@ -122,6 +183,7 @@ class Ultra(nn.Module):
     def forward(self, data: Data, batch: torch.Tensor) -> torch.Tensor:
         """batch: (B, 1+K, 3) (head, relation, tail) ids, each row sharing its anchor and
         relation (tail- or head-corrupted). Returns logits (B, 1+K)."""
+        batch = as_id_tensor(batch, "batch")
         if batch.dim() != 3 or batch.shape[-1] != 3:
             raise ValueError(f"batch must have shape (B, 1+K, 3); got {tuple(batch.shape)}")
         h, r, t = batch.unbind(-1)
@@ -152,8 +214,8 @@ class Ultra(nn.Module):
 
         anchors, relations: (B,); relations in [0, 2|R|), ids >= |R| are inverse (head) queries.
         """
-        anchors = torch.as_tensor(anchors, dtype=torch.long, device=data.edge_index.device)
-        relations = torch.as_tensor(relations, dtype=torch.long, device=data.edge_index.device)
+        anchors = as_id_tensor(anchors, "anchors", data.edge_index.device)
+        relations = as_id_tensor(relations, "relations", data.edge_index.device)
         if anchors.shape != relations.shape or anchors.dim() != 1:
             raise ValueError("anchors and relations must be 1-D tensors of equal length")
         self._check_ids(data, anchors, relations)

@@ -3,7 +3,9 @@
     from iclr24.papers.ultra import KnowledgeGraph, UltraLinkPredictor, TrainConfig
     kg = KnowledgeGraph.from_tsv("train.tsv", test="test.tsv")          # or from_dataframe(df)
     ultra = UltraLinkPredictor.pretrain([g1, g2], TrainConfig(steps=500))  # or .load("ultra.pt")
-    ultra.predict_tails(kg, "alice", "knows", top_k=5)   # DataFrame: entity, score (zero-shot)
+    ultra = UltraLinkPredictor.from_official("ultra_3g.pth")  # the released weights, local file
+    ultra.predict_tails(kg, "alice", "knows", top_k=5)   # DataFrame: entity, score (zero-shot;
+                                                          # known answers filtered out)
     ultra.evaluate(kg)                                    # filtered MRR / Hits@k, both directions
     ultra.fine_tune(kg, TrainConfig(steps=200)).save("ultra_ft.pt")
 
@@ -21,9 +23,9 @@ from typing import Any
 import torch
 from torch_geometric.data import Data
 
-from iclr24.kits.knowledge_graphs import KnowledgeGraph
+from iclr24.kits.knowledge_graphs import KnowledgeGraph, KnownAnswers
 
-from .evaluation import evaluate
+from .evaluation import check_triples, evaluate
 from .foundation_model import Ultra, load_checkpoint, prepare_graph, save_checkpoint
 from .training import TrainConfig, fine_tune, pretrain
 
@@ -52,8 +54,8 @@ class UltraLinkPredictor:
                  dim: int = 64, num_layers: int = 6, seed: int = 0,
                  progress: Callable[..., None] | None = None) -> UltraLinkPredictor:
         """Pre-train a fresh model on a mixture of graphs (default config: ``TrainConfig()``)."""
-        model, losses = pretrain(graphs, config or TrainConfig(), dim=dim, num_layers=num_layers, seed=seed,
-                                 progress=progress)
+        model, losses = pretrain(graphs, config or TrainConfig(), dim=dim,
+                                 num_layers=num_layers, seed=seed, progress=progress)
         out = cls(model)
         out.history = losses
         return out
@@ -62,6 +64,12 @@ class UltraLinkPredictor:
     def load(cls, path: str | PathLike) -> UltraLinkPredictor:
         """Load a checkpoint written by :meth:`save`."""
         return cls(load_checkpoint(path))
+
+    @classmethod
+    def from_official(cls, path: str | PathLike) -> UltraLinkPredictor:
+        """The official released weights (e.g. ``ckpts/ultra_3g.pth`` of DeepGraphLearning/ULTRA,
+        a local file; see :meth:`Ultra.from_official`)."""
+        return cls(Ultra.from_official(path))
 
     def save(self, path: str | PathLike) -> Path:
         """Write the model to a local checkpoint file."""
@@ -72,7 +80,8 @@ class UltraLinkPredictor:
                   ) -> UltraLinkPredictor:
         """A new predictor fine-tuned on ``graph``'s training facts (this one is unchanged);
         default config: ``TrainConfig(steps=200)``."""
-        model, losses = fine_tune(self.model, graph, config or TrainConfig(steps=200), seed=seed, progress=progress)
+        model, losses = fine_tune(self.model, graph, config or TrainConfig(steps=200), seed=seed,
+                                  progress=progress)
         out = type(self)(model)
         out.history = losses
         return out
@@ -95,29 +104,53 @@ class UltraLinkPredictor:
                                               torch.as_tensor(relations))
 
     def predict_tails(self, graph: KnowledgeGraph, head: str, relation: str, *,
-                      top_k: int | None = None, inverse: bool = False) -> Any:
+                      top_k: int | None = None, inverse: bool = False, filtered: bool = True,
+                      known_triples: torch.Tensor | None = None) -> Any:
         """Ranked answers of (head, relation, ?) as a DataFrame (entity, score), best first.
 
         ``inverse=True`` answers (?, relation, head) instead. Unknown labels raise
         ``ValueError`` naming them.
+
+        filtered: drop the answers already known to be true (the standard filtered setting),
+        i.e. every ``t`` with (head, relation, t) in ``known_triples`` (for ``inverse=True``
+        every ``h`` with (h, relation, head)). known_triples: (N, 3) integer id triples of
+        ``graph``; default ``graph.all_triples()`` (train + valid + test). As in the official
+        filtered ranking, the query entity itself stays a candidate unless a known fact makes it
+        an answer (then it is filtered like any other known answer).
         """
         import pandas as pd
 
         h = graph.entity_id(head)
         r = graph.relation_id(relation) + (graph.num_relations if inverse else 0)
-        if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
+        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int)
+                                  or top_k < 1):
             raise ValueError(f"top_k must be a positive int or None; got {top_k!r}")
+        if not isinstance(filtered, bool):
+            raise TypeError(f"filtered must be a bool, got {filtered!r}")
+        if known_triples is not None and not filtered:
+            raise ValueError("known_triples is only used with filtered=True")
         scores = self.score_ids(graph, torch.tensor([h]), torch.tensor([r]))[0]
-        order = torch.argsort(scores, descending=True, stable=True)
+        keep = torch.ones(graph.num_entities, dtype=torch.bool)
+        if filtered:
+            known = check_triples(graph.all_triples() if known_triples is None
+                                  else known_triples, "known_triples", graph.num_entities,
+                                  graph.num_relations)
+            index = KnownAnswers(known, graph.num_entities, graph.num_relations)
+            keep = ~index.mask(torch.tensor([h]), torch.tensor([r]))[0]  # filtered setting
+        candidates = keep.nonzero().squeeze(1)
+        order = candidates[torch.argsort(scores[candidates], descending=True, stable=True)]
         if top_k is not None:
             order = order[:top_k]
         return pd.DataFrame({"entity": [graph.entities[i] for i in order.tolist()],
                              "score": scores[order].tolist()})
 
     def predict_heads(self, graph: KnowledgeGraph, relation: str, tail: str, *,
-                      top_k: int | None = None) -> Any:
-        """Ranked answers of (?, relation, tail), best first."""
-        return self.predict_tails(graph, tail, relation, top_k=top_k, inverse=True)
+                      top_k: int | None = None, filtered: bool = True,
+                      known_triples: torch.Tensor | None = None) -> Any:
+        """Ranked answers of (?, relation, tail), best first (filtering as in
+        :meth:`predict_tails`)."""
+        return self.predict_tails(graph, tail, relation, top_k=top_k, inverse=True,
+                                  filtered=filtered, known_triples=known_triples)
 
     def evaluate(self, graph: KnowledgeGraph, split: str = "test", *,
                  triples: torch.Tensor | None = None, batch_size: int = 32,

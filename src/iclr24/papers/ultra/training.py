@@ -93,7 +93,11 @@ class _GraphStream:
 
 def train_ultra(model: Ultra, graphs: Sequence[KnowledgeGraph], config: TrainConfig, *,
                 seed: int = 0, progress: Callable[..., None] | None = None) -> list[float]:
-    """Train ``model`` in place on a mixture of graphs; returns the loss of every step."""
+    """Train ``model`` in place on a mixture of graphs; returns the loss of every step.
+
+    A non-finite loss raises ``FloatingPointError`` naming the step (0-based) and the graph,
+    before the optimizer step, so the weights stay those of the previous step.
+    """
     if not isinstance(model, Ultra):
         raise TypeError(f"model must be an Ultra, got {type(model).__name__}")
     if isinstance(graphs, KnowledgeGraph):
@@ -119,6 +123,11 @@ def train_ultra(model: Ultra, graphs: Sequence[KnowledgeGraph], config: TrainCon
                                  known=s.known if config.strict_negatives else None,
                                  generator=gen)
         loss = self_adversarial_bce(model(s.data, batch), config.adversarial_temperature)
+        if not torch.isfinite(loss):  # refuse before the step corrupts the weights
+            raise FloatingPointError(
+                f"training loss is {loss.item()} at step {step} (graph {s.kg.name!r}); check "
+                "the model's weights and the learning rate; the model keeps the weights it had "
+                "before this step")
         opt.zero_grad()
         loss.backward()
         opt.step()
