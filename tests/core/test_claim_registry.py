@@ -27,6 +27,12 @@ SINGLE_RUN = {
                                    "(inconclusive, the control names why)",
     "nfg_transformer.equivariance": "an exact property of one network (a float32 error of "
                                     "~1e-7 for every seed), the non-equivariant MLP its control",
+    "pres.memory_statistics_exact": "exactness of the streaming transition statistics against a "
+                                    "two-pass float64 reference and gamma = 0 equal to TGN bit for "
+                                    "bit; deterministic, two wrong arms as its control",
+    "rqgnn.rayleigh_identity": "the spectral-energy identity against dense eigendecompositions on "
+                               "600 graphs; the rule reads the worst error, node-shuffled "
+                               "features its null",
     "autofd.call_cache": "evaluation counts and cached values of the same compositions with "
                          "the cache on and off are deterministic; the neural functional beside "
                          "its frozen-kernel null is one training run, a check that the cached "
