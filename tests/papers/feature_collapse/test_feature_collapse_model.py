@@ -88,3 +88,40 @@ def test_input_errors():
         m(torch.zeros(2, 3, dtype=torch.long))
     with pytest.raises(ValueError, match="positive int"):
         EmbedLinearClassifier(10, 0, 4, 3)
+
+
+def test_fractional_ids_are_refused_not_truncated(one_torch_thread):
+    m = _model()
+    tok = np.zeros((5, 4))
+    lab = np.zeros(5, dtype=int)
+    frac = tok + 0.5
+    with pytest.raises(TypeError, match="training tokens must be integer ids"):
+        train_collapse_model(m, frac, lab, epochs=1)
+    with pytest.raises(TypeError, match="training labels must be integer ids"):
+        train_collapse_model(m, tok.astype(int), lab + 0.25, epochs=1)
+    with pytest.raises(TypeError, match="evaluation tokens must be integer ids"):
+        accuracy(m, torch.full((5, 4), 1.7), lab)
+    with pytest.raises(TypeError, match="evaluation tokens must be integer ids"):
+        accuracy(m, np.full((5, 4), np.nan), lab)
+    with pytest.raises(TypeError, match="integer ids, got dtype"):
+        accuracy(m, np.full((5, 4), "a"), lab)
+    with pytest.raises(TypeError, match="tokens must be an integer tensor"):
+        m(torch.zeros(2, 4))
+    # integral floats are converted exactly: the same result as the int ids
+    ints = np.array([[0, 5, 10, 29], [1, 1, 2, 3]])
+    assert accuracy(m, ints.astype(float), [0, 1]) == accuracy(m, ints, [0, 1])
+
+
+def test_empty_sets_and_zero_batch_are_refused():
+    m = _model()
+    tok, lab = np.zeros((5, 4), dtype=int), np.zeros(5, dtype=int)
+    empty_tok, empty_lab = np.zeros((0, 4), dtype=int), np.zeros(0, dtype=int)
+    with pytest.raises(ValueError, match="training set is empty"):
+        train_collapse_model(m, empty_tok, empty_lab, epochs=1)
+    with pytest.raises(ValueError, match="evaluation set is empty"):
+        accuracy(m, empty_tok, empty_lab)
+    for bad in (0, -3, 2.5, True):
+        with pytest.raises(ValueError, match="batch must be a positive int"):
+            train_collapse_model(m, tok, lab, epochs=1, batch=bad)
+        with pytest.raises(ValueError, match="batch must be a positive int"):
+            accuracy(m, tok, lab, batch=bad)

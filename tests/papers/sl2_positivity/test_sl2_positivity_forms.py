@@ -107,3 +107,49 @@ def test_not_sl2():
         act_on_form(np.diag([2.0, 1.0]), np.ones(5))
     with pytest.raises(ValueError, match="det"):
         act_on_gram(np.diag([2.0, 2.0]), np.eye(3))
+
+
+def test_max_det_gram_timed_reports_solver_time_within_the_call():
+    import time
+
+    from iclr24.papers.sl2_positivity import max_det_gram_timed
+
+    p = random_sos_binary_forms(1, 3, np.random.default_rng(5))[0]
+    t0 = time.perf_counter()
+    G, solve = max_det_gram_timed(p)
+    call = time.perf_counter() - t0
+    assert 0 < solve <= call
+    np.testing.assert_allclose(G, max_det_gram(p), atol=1e-6 * np.abs(G).max())
+    np.testing.assert_allclose(antidiagonal_sums(G), p, atol=1e-5 * np.abs(p).max())
+
+
+def test_zero_form_has_no_max_det_gram():
+    with pytest.raises(ValueError, match="zero form"):
+        max_det_gram(np.zeros(7))
+    with pytest.raises(ValueError, match="eps must be"):
+        max_det_gram(np.ones(3), eps=0.0)
+
+
+def test_generator_and_sampler_argument_errors():
+    with pytest.raises(ValueError, match="n must be"):
+        random_sos_binary_forms(-1, 3, RNG)
+    with pytest.raises(ValueError, match="d must be"):
+        random_sos_binary_forms(3, 0, RNG)
+    with pytest.raises(TypeError, match="rng must be"):
+        sample_sl2(3, (1.0, 2.0), 0)
+    with pytest.raises(ValueError, match="n must be"):
+        sample_sl2(2.5, (1.0, 2.0), RNG)
+    with pytest.raises(ValueError, match="cond_range"):
+        sample_sl2(2, (2.0, 1.0), RNG)
+
+
+def test_projection_puts_each_correction_on_the_official_entry():
+    import torch
+
+    p = torch.arange(1.0, 8.0, dtype=torch.float64)[None]      # p_0..p_6, d = 3
+    G = project_gram_constraints(torch.zeros(1, 4, 4, dtype=torch.float64), p)[0].numpy()
+    expected = np.zeros((4, 4))
+    for k in range(7):                                          # even k: (k/2, k/2); odd k:
+        i, j = (k // 2, k // 2) if k % 2 == 0 else ((k + 1) // 2, (k - 1) // 2)
+        expected[i, j] += k + 1.0                               # ((k+1)/2, (k-1)/2), symmetrised
+    np.testing.assert_allclose(G, (expected + expected.T) / 2, atol=1e-15)

@@ -162,3 +162,68 @@ def test_sparse_over_replication_reports_weights_and_fit():
     assert 0 <= r["weight_half_small"] <= r["weight_half_large"] <= 1
     assert 0 < r["weight_true_expert2"] < 1
     assert 0 < r["hellinger"] < 1 and np.isfinite(r["loglik_gap"])
+
+
+def _separated(n=600, seed=0):
+    # two experts far apart in y, sharp gate: k-means on (x, y) recovers them
+    true = TopKGaussianMoE(2, 2, reference=1).set_params([[8.0], [0.0]], [0.0, 0.0],
+                                                        [[0.3], [-0.2]], [-5.0, 5.0],
+                                                        [0.04, 0.09])
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 1))
+    return true, X, true.sample(X, rng)
+
+
+def test_default_init_recovers_well_separated_experts():
+    _, X, y = _separated()
+    start = TopKGaussianMoE(2, 2, reference=1).default_init(X, y, np.random.default_rng(1))
+    order = np.argsort(start.expert_intercept_)
+    np.testing.assert_allclose(start.expert_intercept_[order], [-5.0, 5.0], atol=0.1)
+    np.testing.assert_allclose(start.expert_coef_[order, 0], [0.3, -0.2], atol=0.1)
+    np.testing.assert_allclose(start.variances_[order], [0.04, 0.09], rtol=0.3)
+    assert start.gate_coef_[1, 0] == 0.0 and start.gate_intercept_[1] == 0.0   # reference
+    # the gate separates the clusters: it favours the expert that generated each sample
+    g = np.exp(start.log_gate(X))
+    label = (np.abs(y - 5.0) < np.abs(y + 5.0)).astype(int)
+    assert np.mean(order[label] == g.argmax(axis=1)) > 0.9
+
+
+def test_fit_without_init_reaches_the_truths_likelihood():
+    true, X, y = _separated()
+    est = TopKGaussianMoE(2, 2, n_init=2, random_state=0).fit(X, y)
+    assert est.log_prob(X, y).mean() >= true.log_prob(X, y).mean() - 1e-3
+    assert sorted(np.round(est.expert_intercept_).tolist()) == [-5.0, 5.0]
+    again = TopKGaussianMoE(2, 2, n_init=2, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(est.expert_intercept_, again.expert_intercept_)
+
+
+def test_restarts_keep_the_best_start_and_given_init_comes_first():
+    true = exact_truth()
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((500, 1))
+    y = true.sample(X, rng)
+    init = near_truth_init(true, 500, rng)
+    one = TopKGaussianMoE(3, 2, reference=1, max_iter=30).fit(X, y, init=init)
+    three = TopKGaussianMoE(3, 2, reference=1, max_iter=30, n_init=3,
+                            random_state=1).fit(X, y, init=init)
+    assert len(three.start_log_likelihoods_) == 3
+    assert three.start_log_likelihoods_[0] == pytest.approx(one.log_likelihood_[-1])
+    assert three.best_start_ == int(np.argmax(three.start_log_likelihoods_))
+    assert three.log_likelihood_[-1] == max(three.start_log_likelihoods_)
+    assert three.log_prob(X, y).mean() == pytest.approx(max(three.start_log_likelihoods_))
+
+
+def test_restart_and_default_init_errors():
+    with pytest.raises(ValueError, match="n_init"):
+        TopKGaussianMoE(2, 2, n_init=0)
+    with pytest.raises(TypeError, match="random_state"):
+        TopKGaussianMoE(2, 2, random_state="seed")
+    m = TopKGaussianMoE(3, 2)
+    with pytest.raises(TypeError, match="init"):
+        m.fit(np.zeros((5, 1)), np.zeros(5), init="near the truth")
+    with pytest.raises(ValueError, match="n_experts"):
+        m.default_init(np.zeros((2, 1)), np.zeros(2), np.random.default_rng(0))
+    with pytest.raises(TypeError, match="rng"):
+        m.default_init(np.zeros((5, 1)), np.zeros(5), 0)
+    with pytest.raises(ValueError, match="y"):
+        m.default_init(np.zeros((5, 1)), np.zeros(4), np.random.default_rng(0))

@@ -152,3 +152,60 @@ def test_random_generators():
         random_formula(-1, "ab")
     with pytest.raises(ValueError, match="n_min"):
         random_words("ab", 3, 2, n_min=4)
+
+
+def test_float64_max_length_is_the_normal_range_bound():
+    """505 is the largest n with eps^n / (8n) >= 2^-1022 (the smallest normal float64)."""
+    from iclr24.papers.uhat_ahat import EPSILON, FLOAT64_MAX_LENGTH
+
+    def bound(n):
+        return EPSILON**n / (8 * n)
+
+    assert FLOAT64_MAX_LENGTH == 505
+    assert bound(505) >= Fraction(1, 2**1022) > bound(506)
+    assert float(EPSILON**537) > 0 and float(EPSILON**538) == 0.0  # where "a U b" broke
+    assert compile_uhat("X a", "ab").float64_max_length == FLOAT64_MAX_LENGTH
+    assert compile_ahat("{#a > #b} & G(b -> X a)", "ab").float64_max_length == FLOAT64_MAX_LENGTH
+    # no until/since head: no length limit
+    assert compile_uhat("a & !b", "ab").float64_max_length is None
+    assert compile_ahat("{#a > #b}", "ab").float64_max_length is None
+
+
+@pytest.mark.parametrize("text,word", [
+    ("a U b", "a" * 504 + "b"),  # the first P-position at n: score eps^n (n - 3/2)/n
+    ("F(a & X b)", "a" * 504 + "b"),  # X b at n - 1: the smallest score, eps^n / (2n)
+    ("P(b & Y a)", "b" + "a" * 504),  # the mirror, through since
+    ("G(a -> F b)", "ab" * 252 + "a"),
+])
+def test_float64_is_right_at_the_limit(text, word):
+    enc = compile_uhat(text, "ab")
+    assert len(word) == enc.float64_max_length
+    assert enc.accepts(word, "float64") == ltl.holds(enc.formula, word)
+    flipped = word[:-1] + ("a" if word[-1] == "b" else "b")
+    assert enc.accepts(flipped, "float64") == ltl.holds(enc.formula, flipped)
+
+
+def test_float64_registers_equal_exact_at_the_limit():
+    enc = compile_uhat("F(a & X b)", "ab")
+    word = "a" * 504 + "b"
+    exact = enc.run(word, "fraction").astype(np.float64)
+    assert np.array_equal(enc.run(word, "float64"), exact)
+
+
+def test_float64_beyond_the_limit_falls_back_to_exact_or_raises():
+    import dataclasses
+
+    enc = compile_uhat("a U b", "ab")
+    word = "a" * 537 + "b"  # n = 538: eps^538 rounds to 0 in float64
+    assert ltl.holds(enc.formula, word)
+    assert enc.accepts(word, "float64") is True  # switched to Fraction
+    with pytest.raises(ValueError, match="arithmetic='float64' cannot separate.*length 538"):
+        enc.run(word, "float64")
+    with pytest.raises(ValueError, match="softmax_temperature needs float64"):
+        enc.accepts(word, "float64", softmax_temperature=1.0)
+    # without the limit, plain float64 is silently wrong there (what the limit prevents)
+    unguarded = dataclasses.replace(enc, float64_max_length=None)
+    assert unguarded.accepts(word, "float64") is False
+    assert unguarded.accepts("a" * 536 + "b", "float64") is True  # n = 537 still right
+    # the limit is the same for every word length beyond it, and shorter words stay in float64
+    assert enc.accepts("a" * 505 + "b", "float64") is True

@@ -1,12 +1,17 @@
 """JEI-DNN claims on shifted digits (see :mod:`.digits_experiment`): the accuracy-cost
 trade-off against max-probability threshold exits on the same frozen backbone, calibration of
-the exited predictions, and coverage of per-exit conformal sets."""
+the exited predictions, and the size of per-exit conformal sets at the target coverage.
+
+Controls: ``calibration_bias`` requires the paper's premise (over-confident threshold exits)
+to appear in the test bed; ``conformal_coverage`` requires the baseline to reach the target
+coverage and not to lose on set size to its null arm, input-ignoring routing at JEI-DNN's exit
+histogram, measured in the same run."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from iclr24.claims import Measurement, Scale, claim, seed_metric, sizes
+from iclr24.claims import Measurement, Scale, claim, seed_difference, seed_metric, sizes
 
 _PAPER_TRADEOFF = ("Fig. 3 / Table 2: on CIFAR-10, CIFAR-100, SVHN and CIFAR-100-LT with frozen "
                    "T2T-ViT-7/14 backbones, JEI-DNN's accuracy vs MACs curve lies above those of "
@@ -113,21 +118,37 @@ def accuracy_cost_tradeoff(scale: Scale, seed: int, progress=None) -> Measuremen
 
 
 @claim(
-    rule="baseline_bias_early > 0 and ece_ratio < 1",
+    rule="ece_ratio < 1",
+    control="baseline_bias_early > 0",
     paper="Sec. 5.2 / Table 3: threshold gating gives exited predictions a positive "
           "(over-confidence) bias; JEI-DNN's gated predictions have lower ECE than the "
           "baselines' at comparable cost (spec expectation: ECE ratio 0.5-0.9; exact figures "
           "not retrieved).",
     against=("the max-probability threshold exit whose test cost is nearest JEI-DNN's, same "
-             "frozen backbone and IMs"),
+             "frozen backbone and IMs; positive control: that baseline's early exits must be "
+             "over-confident (the paper's premise); null arm reported: input-ignoring routing "
+             "of the baseline's IMs at JEI-DNN's exit histogram"),
     resources={"cpus": 1},
 )
 def calibration_bias(scale: Scale, seed: int, progress=None) -> Measurement:
     """Against the threshold whose test cost is nearest JEI-DNN's, per lambda:
-    ``baseline_bias_early`` = mean confidence - accuracy of the baseline's samples leaving at
-    IMs 1-3 (must be > 0: the over-confidence bias) and ``ece_ratio`` = mean ECE of JEI-DNN's
-    gated predictions / the matched baseline's (15 equal-width bins; must be < 1). Estimates
-    over 5 seeds at small."""
+    ``ece_ratio`` = mean ECE of JEI-DNN's gated predictions / the matched baseline's (15
+    equal-width bins); the rule: < 1 over the whole interval (Estimates over 5 seeds at small).
+
+    Control (the paper's premise, a positive control of the test bed): ``baseline_bias_early``
+    = mean confidence - accuracy of the matched baseline's samples leaving at IMs 1-3 must be
+    > 0. The first version put this premise in the rule, so a test bed whose threshold exits
+    are under-confident (measured -0.066 at smoke: linear warm-up IMs, early-stopped with weight
+    decay) made the paper's claim *fail*; it is a property of the test bed, not of JEI-DNN, so
+    it now gates the verdict: without over-confident threshold exits the claim's mechanism
+    cannot appear and the verdict is "the test bed cannot tell". The test bed is not changed
+    to force the premise.
+
+    Null arm, measured in the same run and reported (``ece_random_route``,
+    ``random_route_ece_ratio``): the baseline's IMs with exits drawn at random from JEI-DNN's
+    exit histogram (same expected cost, no selection on confidence). It is not in the control:
+    the paper predicts that any routing which does not select on confidence removes the
+    threshold's bias, so the null beating the baseline is consistent with the claim."""
     from .digits_experiment import calibration_summary
 
     _, results = _runs(scale, seed, progress)
@@ -142,31 +163,48 @@ def calibration_bias(scale: Scale, seed: int, progress=None) -> Measurement:
 
 
 @claim(
-    rule="abs(coverage_gap_5) < 0.02 and coverage_gap_1 > -0.01",
+    rule="abs(coverage_gap_5) < 0.02 and coverage_gap_1 > -0.01 and set_size_reduction_5 > 0",
+    control="abs(coverage_gap_5_baseline) < 0.02 and not (random_route_set_size_reduction_5 > 0)",
     paper="Sec. 5.3 / Fig. 5: per-exit split-conformal sets (score 1 - p_y, quantile level "
           "ceil((n+1)(1-alpha))/n) built on JEI-DNN's exits reach the target coverage 1 - alpha "
           "for alpha in 0.01..0.05 with smaller sets than the baselines' (exact figures not "
           "retrieved).",
-    against=("the nominal coverage 1 - alpha only; the cost-matched threshold baseline's "
-             "coverage and set sizes are reported, not ruled on"),
+    against=("the cost-matched max-probability threshold baseline with the same per-exit "
+             "conformal procedure; null arm: input-ignoring routing of the baseline's IMs at "
+             "JEI-DNN's exit histogram"),
     resources={"cpus": 1},
 )
 def conformal_coverage(scale: Scale, seed: int, progress=None) -> Measurement:
     """Per-exit quantiles on the validation split (an exit with <= 20 validation samples falls
-    back to all validation scores at its head, as the official code does), sets on test.
-    ``coverage_gap_5`` = empirical coverage - 0.95 at alpha = 0.05, must lie within +-2 points
-    (the spec's band); ``coverage_gap_1`` at alpha = 0.01 must not fall more than 1 point
-    short (top-1 sets, whose coverage is the accuracy, about 85%, fail both). Means over
-    lambda; Estimates over 5 seeds at small. Set sizes of JEI-DNN and of the cost-matched
-    threshold baseline are reported, not decided."""
+    back to all validation scores at its head, as the official code does), sets on test; means
+    over lambda, Estimates over 5 seeds at small.
+
+    Rule: JEI-DNN's sets reach the target (``coverage_gap_5`` = coverage - 0.95 within +-2
+    points, ``coverage_gap_1`` at alpha = 0.01 not more than 1 point short) AND are smaller
+    than the cost-matched threshold baseline's at alpha = 0.05: ``set_size_reduction_5`` =
+    baseline set size - JEI-DNN's, paired over seeds, > 0. The first version judged coverage
+    only, which split conformal guarantees for any router; the paper's claim is the smaller
+    sets at that coverage, so the rule now decides on it (it fails when JEI-DNN's sets are
+    larger over the whole interval).
+
+    Control: the comparison means something only if (a) the baseline's sets reach the same
+    target (``abs(coverage_gap_5_baseline) < 0.02``), and (b) the baseline is no straw for set
+    size: the null arm, the baseline's IMs with exits drawn at random from JEI-DNN's exit
+    histogram (same expected cost, input ignored), measured in the same run, must not already
+    give smaller sets than the baseline (``random_route_set_size_reduction_5``)."""
     from .digits_experiment import conformal_summary
 
     cfg, results = _runs(scale, seed, progress)
     seeds = sizes(scale, smoke=[seed], small=[seed + i for i in range(5)])
     summ = [conformal_summary(r, cfg.alphas) for r in results]
     keys = tuple(k for a in cfg.alphas for k in (f"coverage_{a}", f"set_size_{a}"))
+    metrics = {k: seed_metric([s[k] for s in summ]) for k in summ[0]}
+    base = [s["set_size_5_baseline"] for s in summ]
+    metrics["set_size_reduction_5"] = seed_difference(base, [s["set_size_5"] for s in summ])
+    metrics["random_route_set_size_reduction_5"] = seed_difference(
+        base, [s["set_size_5_random_route"] for s in summ])
     return Measurement(
-        metrics={k: seed_metric([s[k] for s in summ]) for k in summ[0]},
+        metrics=metrics,
         tables={"per_lambda": _rows(results, seeds, keys)},
         notes="Coverage is marginal over test samples with each sample's set built at the exit "
               "it takes; per-exit (Mondrian) quantiles are valid when validation and test "

@@ -24,11 +24,20 @@ def _alpha(alpha: float) -> float:
     return float(alpha)
 
 
+def _check_labels(y: np.ndarray, num_classes: int) -> None:
+    if not np.issubdtype(y.dtype, np.integer):
+        raise TypeError(f"y must hold integer class labels, got dtype {y.dtype}")
+    if y.size and (y.min() < 0 or y.max() >= num_classes):
+        raise ValueError(f"y must hold labels in [0, {num_classes}), got values in "
+                         f"[{y.min()}, {y.max()}]")
+
+
 def nonconformity_scores(probs: np.ndarray, y: np.ndarray) -> np.ndarray:
     """probs: (n, C), y: (n,) -> (n,) scores 1 - p_y."""
     p, y = np.asarray(probs, dtype=np.float64), np.asarray(y)
     if p.ndim != 2 or y.shape != (p.shape[0],):
         raise ValueError(f"probs must be (n, C) and y (n,), got {p.shape} and {y.shape}")
+    _check_labels(y, p.shape[1])
     return 1.0 - p[np.arange(p.shape[0]), y]
 
 
@@ -92,4 +101,5 @@ def set_coverage(sets: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     S, y = np.asarray(sets, dtype=bool), np.asarray(y)
     if S.ndim != 2 or y.shape != (S.shape[0],):
         raise ValueError(f"sets must be (n, C) and y (n,), got {S.shape} and {y.shape}")
+    _check_labels(y, S.shape[1])
     return float(S[np.arange(y.size), y].mean()), float(S.sum(1).mean())

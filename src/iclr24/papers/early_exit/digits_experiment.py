@@ -6,7 +6,10 @@ Per seed (:func:`run_digits_experiment`): a stratified 60/20/20 train/val/test s
 {-1, 0, 1}^2, fixed by the seed, then standardised with training statistics); a backbone of ``depth`` residual MLP blocks trained with CE (Adam) and
 frozen; linear IMs after blocks 1..L-1 warmed up once (:func:`warmup_exit_heads`). The
 threshold baseline keeps those IMs and sweeps its max-probability threshold; JEI-DNN starts
-from a copy of them and trains gates and IMs jointly for each lambda. Costs are multiply-adds:
+from a copy of them and trains gates and IMs jointly for each lambda. The null arm of the
+calibration and conformal claims, measured in the same run for each lambda: the baseline's IMs
+with exits drawn at random from JEI-DNN's exit histogram (:func:`random_route`; same expected
+cost, the input ignored), with its own per-exit conformal quantiles. Costs are multiply-adds:
 a block 2 w^2, an IM or the final head w C, a JEI-DNN gate 9 C + 6 (official ``get_flops``), a
 threshold test C; an exit's cost includes every IM and decision paid on the way, in units of
 the plain backbone (= 1). Out of reach here: T2T-ViT-7/14 backbones and CIFAR-10/100, SVHN,
@@ -37,7 +40,8 @@ from .threshold import ThresholdExit
 from .training import JEIDNNTrainer, default_gates, warmup_exit_heads
 
 __all__ = ["DigitsExitConfig", "baseline_at_cost", "calibration_summary", "conformal_summary",
-           "nearest_baseline", "run_digits_experiment", "shifted_digits", "tradeoff_gain"]
+           "nearest_baseline", "random_route", "run_digits_experiment", "shifted_digits",
+           "tradeoff_gain"]
 
 
 def shifted_digits(seed: int, max_shift: int = 1) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -110,6 +114,41 @@ def _all_scores(logits: list[torch.Tensor], y: np.ndarray) -> np.ndarray:
     return np.stack([nonconformity_scores(torch.softmax(z, 1).numpy(), y) for z in logits], 1)
 
 
+def random_route(exit_counts, n: int, generator: np.random.Generator) -> np.ndarray:
+    """(n,) exits drawn i.i.d. from the histogram ``exit_counts`` (L,), ignoring the input: the
+    null arm's router, which spends the same expected cost as the router it copies."""
+    c = np.asarray(exit_counts, dtype=np.float64)
+    if c.ndim != 1 or c.size == 0 or not np.all(np.isfinite(c)) or c.min() < 0 or c.sum() <= 0:
+        raise ValueError(f"exit_counts must be a non-empty (L,) histogram of counts >= 0 with a "
+                         f"positive sum, got {exit_counts!r}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive int, got {n!r}")
+    return generator.choice(c.size, size=int(n), p=c / c.sum())
+
+
+def _random_route_row(logits_val, y_val, logits_te, y_te, exit_counts, costs, cfg,
+                      generator) -> dict[str, float]:
+    """The null arm: the threshold baseline's (warm-up) IMs, exits drawn from JEI-DNN's test exit
+    histogram independently of the input, on validation (for the per-exit quantiles) and test."""
+    from iclr24.kits.small_classifiers import expected_calibration_error
+
+    def taken(logits, exits):
+        z = torch.stack(logits, 1)[torch.arange(len(exits)), torch.as_tensor(exits)]
+        return torch.softmax(z, 1).numpy().astype(np.float64)
+
+    e_te = random_route(exit_counts, len(y_te), generator)
+    e_val = random_route(exit_counts, len(y_val), generator)
+    probs, probs_val = taken(logits_te, e_te), taken(logits_val, e_val)
+    row = {"cost": float(costs.numpy()[e_te].mean()),
+           "acc": float((probs.argmax(1) == y_te).mean()),
+           "ece": expected_calibration_error(probs, y_te)}
+    all_val = _all_scores(logits_val, y_val)
+    for a in cfg.alphas:
+        row[f"coverage_{a}"], row[f"set_size_{a}"] = _conformal(
+            probs_val, y_val, e_val, all_val, probs, y_te, e_te, a, len(logits_te))
+    return row
+
+
 def _evaluate(method, net, X, y, cfg, val, all_val) -> dict[str, float]:
     from iclr24.kits.small_classifiers import expected_calibration_error
 
@@ -129,7 +168,9 @@ def _evaluate(method, net, X, y, cfg, val, all_val) -> dict[str, float]:
 def run_digits_experiment(cfg: DigitsExitConfig, seed: int) -> dict:
     """One seed of the experiment -> {"baseline": rows per threshold, "jei": rows per lambda,
     "exit_acc": test accuracy of every exit}. Each row holds cost, acc, ece, bias_early, the
-    exit histogram, and coverage / set size per alpha. Cached per (cfg, seed): the three claims
+    exit histogram, and coverage / set size per alpha; each JEI-DNN row also holds
+    ``"random_route"``, its null arm (:func:`random_route` over the baseline's IMs with JEI-DNN's
+    exit histogram: cost, acc, ece, coverage / set size). Cached per (cfg, seed): the three claims
     share a run."""
     from iclr24.kits.small_classifiers import fit_classifier
     from iclr24.kits.threads import torch_threads
@@ -159,6 +200,7 @@ def run_digits_experiment(cfg: DigitsExitConfig, seed: int) -> dict:
         exit_acc = [float((z.argmax(1).numpy() == yte).mean()) for z in logits_te]
         all_val = _all_scores(logits_val, val[1])
         baseline = []
+        base_costs = net.exit_costs(w * C + C).to(torch.float32)   # an IM + a max-prob test
         for t in cfg.thresholds:
             th = ThresholdExit(net, t, exit_overhead=w * C + C)
             baseline.append({"threshold": t, **_evaluate(th, net, Xte, yte, cfg, val, all_val)})
@@ -173,7 +215,11 @@ def run_digits_experiment(cfg: DigitsExitConfig, seed: int) -> dict:
             trainer.fit(*parts["train"], *val)
             with torch.no_grad():
                 all_val_l = _all_scores(net_l.forward_all(torch.as_tensor(val[0])), val[1])
-            jei.append({"lam": lam, **_evaluate(trainer, net_l, Xte, yte, cfg, val, all_val_l)})
+            row = {"lam": lam, **_evaluate(trainer, net_l, Xte, yte, cfg, val, all_val_l)}
+            row["random_route"] = _random_route_row(
+                logits_val, val[1], logits_te, yte, row["exits"], base_costs, cfg,
+                np.random.default_rng([seed, len(jei)]))
+            jei.append(row)
     return {"baseline": baseline, "jei": jei, "exit_acc": exit_acc}
 
 
@@ -200,21 +246,25 @@ def tradeoff_gain(result: dict) -> float:
 
 def calibration_summary(result: dict) -> dict[str, float]:
     """Means over lambda against the cost-matched baseline (:func:`nearest_baseline`):
-    ``ece_jei``, ``ece_baseline``, their ratio, and the mean confidence - accuracy of samples
-    leaving at the first IMs (``*_bias_early``; nan-mean over lambdas where none leaves)."""
+    ``ece_jei``, ``ece_baseline``, their ratio, the random-route null arm's ECE and its ratio
+    to the baseline's (``ece_random_route``, ``random_route_ece_ratio``), and the mean
+    confidence - accuracy of samples leaving at the first IMs (``*_bias_early``; nan-mean over lambdas where none leaves)."""
     matched = [nearest_baseline(result["baseline"], r["cost"]) for r in result["jei"]]
     ece_j = float(np.mean([r["ece"] for r in result["jei"]]))
     ece_b = float(np.mean([m["ece"] for m in matched]))
     with np.errstate(all="ignore"):
         bias_b = float(np.nanmean([m["bias_early"] for m in matched]))
         bias_j = float(np.nanmean([r["bias_early"] for r in result["jei"]]))
+    ece_r = float(np.mean([r["random_route"]["ece"] for r in result["jei"]]))
     return {"ece_jei": ece_j, "ece_baseline": ece_b, "ece_ratio": ece_j / max(ece_b, 1e-12),
+            "ece_random_route": ece_r, "random_route_ece_ratio": ece_r / max(ece_b, 1e-12),
             "jei_bias_early": bias_j, "baseline_bias_early": bias_b}
 
 
 def conformal_summary(result: dict, alphas: tuple[float, ...]) -> dict[str, float]:
-    """Means over lambda of JEI-DNN's coverage - (1 - alpha) and set size per alpha, and the
-    cost-matched baseline's (keys ``*_{100 alpha:g}``, e.g. ``coverage_gap_5``)."""
+    """Means over lambda of JEI-DNN's coverage - (1 - alpha) and set size per alpha, the
+    cost-matched baseline's (``*_baseline``) and the random-route null arm's
+    (``*_random_route``); keys ``*_{100 alpha:g}``, e.g. ``coverage_gap_5``."""
     matched = [nearest_baseline(result["baseline"], r["cost"]) for r in result["jei"]]
     out = {}
     for a in alphas:
@@ -225,4 +275,8 @@ def conformal_summary(result: dict, alphas: tuple[float, ...]) -> dict[str, floa
         out[f"coverage_gap_{tag}_baseline"] = float(np.mean([m[f"coverage_{a}"] for m in matched])
                                                     - (1 - a))
         out[f"set_size_{tag}_baseline"] = float(np.mean([m[f"set_size_{a}"] for m in matched]))
+        null = [r["random_route"] for r in result["jei"]]
+        out[f"coverage_gap_{tag}_random_route"] = float(np.mean([r[f"coverage_{a}"] for r in null])
+                                                        - (1 - a))
+        out[f"set_size_{tag}_random_route"] = float(np.mean([r[f"set_size_{a}"] for r in null]))
     return out

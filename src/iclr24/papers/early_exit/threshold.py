@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from .network import EarlyExitNet
-from .training import _average_cost
+from .training import _average_cost, as_features
 
 __all__ = ["ThresholdExit"]
 
@@ -41,10 +41,7 @@ class ThresholdExit:
         return fire.to(torch.int64).argmax(dim=1)
 
     def predict(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        Xt = torch.as_tensor(np.asarray(X) if not isinstance(X, torch.Tensor) else X,
-                             dtype=torch.float32)
-        if Xt.ndim != 2:
-            raise ValueError(f"X must be (n, d), got shape {tuple(Xt.shape)}")
+        Xt = as_features(X)
         with torch.no_grad():
             logits = self.net.forward_all(Xt)
             exits = self.exits_from_logits(logits)

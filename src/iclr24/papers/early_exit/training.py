@@ -41,6 +41,8 @@ __all__ = [
     "GATE_SCHEMES",
     "IM_LOSSES",
     "JEIDNNTrainer",
+    "as_features",
+    "as_labels",
     "default_gates",
     "gate_loss",
     "gate_targets",
@@ -141,15 +143,42 @@ def weighted_im_loss(ce: torch.Tensor, P: torch.Tensor, mode: str = "intended") 
     return torch.mean(weighted * ratio)              # mean(P * L * ratio)
 
 
-def _as_xy(X, y, name: str) -> tuple[torch.Tensor, torch.Tensor]:
-    Xt = torch.as_tensor(np.asarray(X) if not isinstance(X, torch.Tensor) else X,
-                         dtype=torch.float32)
-    yt = torch.as_tensor(np.asarray(y) if not isinstance(y, torch.Tensor) else y,
-                         dtype=torch.long)
-    if Xt.ndim != 2 or Xt.shape[0] == 0 or yt.shape != (Xt.shape[0],):
-        raise ValueError(f"{name}: X must be (n, d) with n > 0 and y (n,), got "
-                         f"{tuple(Xt.shape)} and {tuple(yt.shape)}")
-    return Xt, yt
+def as_features(X, name: str = "X") -> torch.Tensor:
+    """X: array-like (n, d) with n > 0 -> float32 tensor; NaN or infinite entries are refused
+    (a NaN input would otherwise flow through the network and silently predict class 0)."""
+    try:
+        Xt = torch.as_tensor(np.asarray(X) if not isinstance(X, torch.Tensor) else X,
+                             dtype=torch.float32)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a numeric array (n, d), got {type(X).__name__}") from None
+    if Xt.ndim != 2 or Xt.shape[0] == 0:
+        raise ValueError(f"{name} must be (n, d) with n > 0, got shape {tuple(Xt.shape)}")
+    if not bool(torch.isfinite(Xt).all()):
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    return Xt
+
+
+def as_labels(y, n: int, num_classes: int, name: str = "y") -> torch.Tensor:
+    """y: array-like (n,) of integer class labels in [0, num_classes) -> int64 tensor."""
+    a = y.numpy() if isinstance(y, torch.Tensor) else np.asarray(y)
+    if not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)
+            or a.dtype == bool):
+        raise TypeError(f"{name} must hold integer class labels, got dtype {a.dtype}")
+    if a.shape != (n,):
+        raise ValueError(f"{name} must be ({n},), one label per row of X, got {a.shape}")
+    if np.issubdtype(a.dtype, np.floating) and not np.all(np.isfinite(a) & (a == np.round(a))):
+        raise ValueError(f"{name} must hold integer class labels, got non-integer values")
+    if a.min() < 0 or a.max() >= num_classes:
+        raise ValueError(f"{name} must hold labels in [0, {num_classes}) (the network's "
+                         f"classes), got values in [{a.min():g}, {a.max():g}]")
+    return torch.as_tensor(a.astype(np.int64))
+
+
+def _as_xy(X, y, name: str, net: EarlyExitNet) -> tuple[torch.Tensor, torch.Tensor]:
+    Xt = as_features(X, f"X_{name}")
+    with torch.no_grad():                       # C = the final head's width
+        num_classes = net.forward_all(Xt[:1])[-1].shape[1]
+    return Xt, as_labels(y, Xt.shape[0], num_classes, f"y_{name}")
 
 
 def _sgd(params, lr: float, momentum: float, weight_decay: float) -> torch.optim.SGD:
@@ -164,8 +193,10 @@ def warmup_exit_heads(net: EarlyExitNet, X_train, y_train, X_val, y_val, *, max_
     IM l; after each epoch an IM whose validation accuracy did not improve for ``patience``
     epochs is restored to its best state and frozen; at the end every IM holds its best state.
     Returns each IM's number of epochs trained."""
-    Xt, yt = _as_xy(X_train, y_train, "train")
-    Xv, yv = _as_xy(X_val, y_val, "val")
+    if not isinstance(net, EarlyExitNet):
+        raise TypeError(f"net must be an EarlyExitNet, got {type(net).__name__}")
+    Xt, yt = _as_xy(X_train, y_train, "train", net)
+    Xv, yv = _as_xy(X_val, y_val, "val", net)
     with torch.no_grad():
         feats, feats_val = net.block_outputs(Xt), net.block_outputs(Xv)
     heads = list(net.exit_heads)
@@ -296,8 +327,8 @@ class JEIDNNTrainer:
                               max_epochs=self.warmup_epochs, patience=self.patience,
                               batch_size=self.batch_size, lr=self.lr, momentum=self.momentum,
                               weight_decay=self.weight_decay, generator=gen)
-        Xt, yt = _as_xy(X_train, y_train, "train")
-        Xv, yv = _as_xy(X_val, y_val, "val")
+        Xt, yt = _as_xy(X_train, y_train, "train", self.net)
+        Xv, yv = _as_xy(X_val, y_val, "val", self.net)
         with torch.no_grad():        # frozen backbone: block outputs and final logits once
             out, out_v = self.net.block_outputs(Xt), self.net.block_outputs(Xv)
             feats, feats_v = torch.stack(out[:-1]), torch.stack(out_v[:-1])
@@ -347,10 +378,7 @@ class JEIDNNTrainer:
     def predict(self, X, mode: str = "deterministic", generator: torch.Generator | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """X: (n, d) -> (pred (n,), exit_index (n,) in 0..L-1, probs (n, C) at the exit)."""
-        Xt = torch.as_tensor(np.asarray(X) if not isinstance(X, torch.Tensor) else X,
-                             dtype=torch.float32)
-        if Xt.ndim != 2:
-            raise ValueError(f"X must be (n, d), got shape {tuple(Xt.shape)}")
+        Xt = as_features(X)
         with torch.no_grad():
             logits = self.net.forward_all(Xt)
             exits = gated_exit(logits, self.gates, mode=mode, generator=generator)

@@ -13,10 +13,12 @@ How the code maps to it.
 - :mod:`.ip`: :func:`solve_abstention_ip` (the exact 16-variable counts program by default, the
   3n-variable per-sample program of ``src/IP.py`` as reference, both ``scipy.optimize.milp``),
   :func:`assign_within_cells`, :func:`min_feasible_abstention` (exact, delta as a variable),
+  :func:`min_abstention_dp_closed_form` (the same minimum in closed form, DP, abstention only),
   :class:`IPResult` (an infeasible setting is a status).
 - :mod:`.abstainer`: :class:`FairAbstainer` (``fit(X, y, group)``, ``predict`` with -1 =
   abstain, ``abstain_mask``), :func:`abstention_report`, :func:`disparity_full_group` vs
-  :func:`disparity_accepted_only`, the baseline :func:`per_group_confidence_abstention`.
+  :func:`disparity_accepted_only`, the baseline :func:`per_group_confidence_abstention`,
+  :func:`fit_surrogate` (early stopping on validation BCE, the official schedule).
 - :mod:`.synthetic`: the spec's synthetic data with a binary group.
 - ``claims.py``: ``ip_correctness``, ``abstention_vs_confidence_baseline``,
   ``feasibility_frontier``.
@@ -24,9 +26,12 @@ How the code maps to it.
 What differs / is out of reach. The paper's Adult, COMPAS and Law data download at call time, so
 the claims use the spec's synthetic generator; LTD and FSCS are not reimplemented (the
 per-group confidence-abstention baseline stands in). Surrogates are scikit-learn MLPs (64, 64)
-without dropout instead of the official 300-unit torch nets; A's threshold is calibrated per
-group on the fit sample. Within a cell samples are ranked closest-to-the-boundary first
-(``order="official"`` ranks by raw score, as the official code).
+without dropout instead of the official 300-unit torch nets (same stopping: validation BCE,
+patience 20, 20-500 epochs); A's threshold is calibrated per group on the fit sample. In the
+claims the base classifier is fitted on [x, z], the inputs FAN's surrogates get. Within a cell
+samples are ranked closest-to-the-boundary first (``order="official"`` ranks by raw score, as
+the official code). The paper's feasibility theorem was not retrievable offline: the claim
+checks a closed form derived here from the same program (:func:`min_abstention_dp_closed_form`).
 
 Usage::
 
@@ -41,12 +46,14 @@ from .abstainer import (
     abstention_report,
     disparity_accepted_only,
     disparity_full_group,
+    fit_surrogate,
     per_group_confidence_abstention,
 )
 from .ip import (
     FAIRNESS,
     IPResult,
     assign_within_cells,
+    min_abstention_dp_closed_form,
     min_feasible_abstention,
     solve_abstention_ip,
 )
@@ -61,7 +68,9 @@ __all__ = [
     "assign_within_cells",
     "disparity_accepted_only",
     "disparity_full_group",
+    "fit_surrogate",
     "make_fairness_data",
+    "min_abstention_dp_closed_form",
     "min_feasible_abstention",
     "per_group_confidence_abstention",
     "solve_abstention_ip",

@@ -16,17 +16,25 @@ counts (a_c = predicted and kept, f_c = predicted and flipped, a_c + f_c <= N_c,
 followed by an assignment within each cell (``solver="counts"``, the default, milliseconds for
 any n). ``solver="per_sample"`` solves the 3n-variable program of the official code (a
 reference for small n). Both use ``scipy.optimize.milp`` (HiGHS).
+
+:func:`min_abstention_dp_closed_form` is a closed-form characterisation of the minimal
+abstention budget for DP with abstention only (h = yhat). The paper's own feasibility theorem
+(Sec. 4) was not retrievable offline; this one is derived here from the same program (the
+group with the higher positive rate must abstain on enough predicted positives, false positives
+first, to close the gap down to eps, then on enough remaining errors to restore no harm), and
+the claim ``feasibility_frontier`` checks it against the exact program.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["FAIRNESS", "IPResult", "assign_within_cells", "min_feasible_abstention",
-           "solve_abstention_ip"]
+__all__ = ["FAIRNESS", "IPResult", "assign_within_cells", "min_abstention_dp_closed_form",
+           "min_feasible_abstention", "solve_abstention_ip"]
 
 FAIRNESS = ("dp", "eop", "eod")
 TIME_LIMIT_S = 30.0  # HiGHS time limit per program; an exact eps = 0 with flips can be slow
@@ -222,6 +230,11 @@ def solve_abstention_ip(y: np.ndarray, yhat: np.ndarray, group: np.ndarray,
     (abstention only)."""
     y, yhat, group, delta, eta, sigma = _validate(y, yhat, group, fairness, epsilon, delta,
                                                   eta, sigma)
+    if score is not None:
+        score = np.asarray(score, dtype=np.float64)
+        if score.shape != y.shape or not np.all((score >= 0) & (score <= 1)):
+            raise ValueError(f"score must be ({y.size},) finite base scores in [0, 1] (no NaN), "
+                             f"got shape {score.shape}")
     if solver == "counts":
         N, ia, jf, obj, rows, lo, hi, integ = _counts_program(
             y, yhat, group, fairness, epsilon, delta, eta, sigma, allow_flip)
@@ -302,3 +315,46 @@ def min_feasible_abstention(y: np.ndarray, yhat: np.ndarray, group: np.ndarray, 
     if x is None:
         raise RuntimeError(f"the abstention program with free delta did not solve: {status}")
     return float(max(0.0, x[16]))
+
+
+def min_abstention_dp_closed_form(y: np.ndarray, yhat: np.ndarray, group: np.ndarray, *,
+                                  epsilon: float,
+                                  eta: float | Sequence[float] = (0.0, 0.0)) -> float:
+    """Minimal abstention budget delta (the same for both groups) for DP with abstention only,
+    in closed form over the cell counts. y, yhat, group: (n,) binary.
+
+    With P_g predicted positives among N_g samples, r_g = P_g / N_g, let a be the group with the
+    larger r (b the other); abstaining in b only lowers r_b and widens the gap, so b abstains on
+    nothing and a abstains on
+        k = ceil(P_a - N_a (r_b + eps))      predicted positives (DP: r_a' - r_b <= eps),
+    false positives first (each removes an error), then on
+        j = ceil((E - c A) / (1 - c))        further errors (no harm: E - j <= c (A - j)),
+    with E the errors left after k, A = N_a - k accepted, c = e_a + eta_a (1 - e_a); the budget
+    is delta* = (k + j) / N_a (0 when |r_a - r_b| <= eps). Valid where the DP window holds an
+    integer and the extra j fit in a's false negatives or leftover false positives without
+    pushing r_a below r_b - eps; outside that range it raises ``ValueError``."""
+    y, yhat, group, _, eta, _ = _validate(y, yhat, group, "dp", epsilon, 0.0, eta, 1.0)
+    tol = 1e-9
+    N = [int(np.sum(group == g)) for g in (0, 1)]
+    P = [int(np.sum((group == g) & (yhat == 1))) for g in (0, 1)]
+    r = [P[g] / N[g] for g in (0, 1)]
+    if abs(r[0] - r[1]) <= epsilon + tol:
+        return 0.0  # the base classifier is already feasible (w = 1, h = yhat)
+    a = 0 if r[0] > r[1] else 1
+    b = 1 - a
+    m = group == a
+    fp = int(np.sum(m & (yhat == 1) & (y == 0)))
+    fn = int(np.sum(m & (yhat == 0) & (y == 1)))
+    k = math.ceil(P[a] - N[a] * (r[b] + epsilon) - tol)  # r_a' = (P_a - k) / N_a <= r_b + eps
+    if P[a] - k < N[a] * (r[b] - epsilon) - tol:
+        raise ValueError(f"epsilon={epsilon} is below the count resolution of group {a}: no "
+                         "integer abstention count lands in the DP window")
+    a_fp = min(fp, k)
+    errors, accepted = fp + fn - a_fp, N[a] - k
+    c = (fp + fn) / N[a] + eta[a] * (1 - (fp + fn) / N[a])  # e_a + eta_a (1 - e_a)
+    j = 0 if c >= 1 else max(0, math.ceil((errors - c * accepted) / (1 - c) - tol))
+    extra_fp = max(0, j - fn)  # beyond the false negatives, abstain on leftover false positives
+    if extra_fp > fp - a_fp or P[a] - k - extra_fp < N[a] * (r[b] - epsilon) - tol:
+        raise ValueError(f"epsilon={epsilon}, eta={eta}: no harm needs more error abstentions "
+                         "than the closed form's range allows")
+    return (k + j) / N[a]

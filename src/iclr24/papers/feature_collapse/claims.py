@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from iclr24.claims import Estimate, Measurement, Scale, claim, sizes
+from iclr24.claims import Measurement, Scale, claim, seed_difference, seed_metric, sizes
 
 from .collapse_metrics import (
     classifier_block_ratio,
@@ -21,17 +21,6 @@ def _figure():
     from matplotlib.figure import Figure
 
     return Figure
-
-
-def _summary(values: list[float], n_seeds: int):
-    """An Estimate over seeds when there are several, the number itself otherwise."""
-    return Estimate.mean_of(values) if n_seeds >= 2 else float(values[0])
-
-
-def _paired(a: list[float], b: list[float], n_seeds: int):
-    if n_seeds >= 2:
-        return Estimate.difference(a, b, paired=True)
-    return float(a[0] - b[0])
 
 
 def _run_arm(ds, train, test, epochs: int, seed: int, layer_norm: bool = False,
@@ -67,6 +56,7 @@ def _run_arm(ds, train, test, epochs: int, seed: int, layer_norm: bool = False,
 
 @claim(
     rule="acc_gap > 0.3 and trained_acc >= 0.95 and ratio_gap > 0.3",
+    control="frozen_acc < 0.95",
     paper="Fig. 3 (K = 1000 classes, 1200 words in 3 concepts, L = 15, d = 100, n_spl = 5, "
           "uniform frequencies, 1200 epochs): the embed + linear network trained with weight "
           "decay reaches ~100% test accuracy and its word embeddings collapse onto 3 points; "
@@ -81,7 +71,12 @@ def collapse_generalization(scale: Scale, seed: int, progress=None) -> Measureme
     ``acc_gap``: test accuracy trained - frozen; ``ratio_gap``: within-concept ratio frozen -
     trained (0 = perfect collapse, ~1 = none); paired over seeds at small (3 seeds, K = 200, 1200
     words, 1000 epochs = 10 000 SGD steps; the paper: K = 1000, 1200 epochs = 60 000 steps).
-    Smoke: one seed, K = 50, 300 words, 600 epochs."""
+    Smoke: one seed, K = 50, 300 words, 600 epochs.
+
+    Null arm: the frozen random embedding, measured in the same run. Control (added with the
+    issue-34 repair, rule unchanged): the null arm itself must not reach the rule's accuracy
+    level (``frozen_acc < 0.95``); if a random, non-collapsing embedding already generalises,
+    the task does not need collapse at this size and the test bed cannot tell."""
     progress = progress or (lambda *a, **k: None)
     n_seeds = sizes(scale, smoke=1, small=3)
     K = sizes(scale, smoke=50, small=200)
@@ -102,15 +97,15 @@ def collapse_generalization(scale: Scale, seed: int, progress=None) -> Measureme
             progress((2 * i + (arm == "frozen") + 1) / (2 * n_seeds), f"seed {s} {arm}")
     get = lambda arm, key: [r[key] for r in arms[arm]]
     metrics = {
-        "acc_gap": _paired(get("trained", "test_acc"), get("frozen", "test_acc"), n_seeds),
-        "ratio_gap": _paired(get("frozen", "within_ratio"), get("trained", "within_ratio"),
-                             n_seeds),
-        "trained_acc": _summary(get("trained", "test_acc"), n_seeds),
-        "frozen_acc": _summary(get("frozen", "test_acc"), n_seeds),
-        "trained_within_ratio": _summary(get("trained", "within_ratio"), n_seeds),
-        "frozen_within_ratio": _summary(get("frozen", "within_ratio"), n_seeds),
-        "trained_pca_ratio": _summary(get("trained", "pca_ratio"), n_seeds),
-        "trained_clf_ratio": _summary(get("trained", "clf_ratio"), n_seeds),
+        "acc_gap": seed_difference(get("trained", "test_acc"), get("frozen", "test_acc")),
+        "ratio_gap": seed_difference(get("frozen", "within_ratio"),
+                                     get("trained", "within_ratio")),
+        "trained_acc": seed_metric(get("trained", "test_acc")),
+        "frozen_acc": seed_metric(get("frozen", "test_acc")),
+        "trained_within_ratio": seed_metric(get("trained", "within_ratio")),
+        "frozen_within_ratio": seed_metric(get("frozen", "within_ratio")),
+        "trained_pca_ratio": seed_metric(get("trained", "pca_ratio")),
+        "trained_clf_ratio": seed_metric(get("trained", "clf_ratio")),
         "epochs": epochs, "K": K, "sgd_steps": epochs * int(np.ceil(5 * K / 100)),
     }
     from sklearn.decomposition import PCA
@@ -139,76 +134,113 @@ def collapse_generalization(scale: Scale, seed: int, progress=None) -> Measureme
 
 
 @claim(
-    rule="spearman_noln > 0.5 and ratio_gap > 0",
+    rule="spearman_noln > 0.5 and ratio_gap > 0 and acc_gap > 0",
+    control="spearman_uniform_noln < 0.5 and uniform_minus_zipf_acc_noln > 0",
     paper="Fig. 4 / Thm. (large-sample limit): with Zipf word frequencies the embeddings "
-          "collapse when a LayerNorm (no affine parameters) follows the embedding, while "
-          "without it the embedding norms depend on the word frequency (notebooks: K = 1000, "
-          "n_spl = 500 and 5; the figure shows the norm spread, no table).",
+          "collapse and the network generalises when a LayerNorm (no affine parameters) "
+          "follows the embedding, while without it the embedding norms depend on the word "
+          "frequency, rare words do not collapse and test accuracy is lower (notebooks: "
+          "K = 1000, n_spl = 500 and 5; Fig. 4c's log: 100% test accuracy with LN by epoch 50).",
+    paper_numbers={"test_acc_ln": 1.0},
     against=("the same network without LayerNorm after the embedding, same Zipf data, "
-             "initialisation and SGD"),
+             "initialisation and SGD; null arm: the no-LN network on uniform word frequencies "
+             "(same latents, same sizes), i.e. the long tail switched off"),
 )
 def layernorm_zipf(scale: Scale, seed: int, progress=None) -> Measurement:
     """Zipf frequencies (mu_beta ~ 1/beta), the same data, initialisation and SGD with and
-    without LayerNorm. ``spearman_noln``: rank correlation between ||w|| and mu_beta without
-    LN; ``ratio_gap``: within-concept ratio of the features (phi(w) = LN(w) with LN) no-LN
-    minus LN (> 0: LN collapses more); paired over 3 seeds at small (K = 100, 1200 words,
-    n_spl = 100, 30 epochs = 3 000 SGD steps); smoke: one seed, K = 30, 300 words, n_spl = 100,
-    25 epochs. Reported, not judged: accuracy on the test sentences that contain a word rarer
-    than the median frequency, for both arms."""
+    without LayerNorm, in the data-poor regime of Fig. 4b/c: n_spl = 5 sentences per class.
+
+    Rule (written before the run that judges it): ``spearman_noln > 0.5`` (rank correlation of
+    ||w|| with mu_beta without LN), ``ratio_gap > 0`` (within-concept ratio of the features,
+    phi(w) = LN(w) with LN, no-LN minus LN: LN collapses more) and ``acc_gap > 0`` (test
+    accuracy LN minus no-LN, paired over seeds). Why changed: the former test bed (n_spl = 100)
+    let both arms reach 100% test accuracy, so the accuracy contrast of Fig. 4b/c was not
+    tested; at n_spl = 5 it can be, and the rule now judges it (the paper does not pin the size
+    of the gap, so the rule asks only that the whole interval be above 0).
+
+    Null arm (same run, same latents Z and seeds): the no-LN network trained on *uniform* word
+    frequencies, the long tail switched off. Control: its norms do not rank with the Zipf
+    frequency the same word ids would have (``spearman_uniform_noln < 0.5``: the spearman level
+    is not reached without a long tail), and without LN the network does generalise better on
+    uniform than on Zipf frequencies (``uniform_minus_zipf_acc_noln > 0``, paired): otherwise
+    no-LN's low accuracy could be a budget failure of that architecture rather than the
+    frequency effect, and the test bed cannot tell.
+
+    Sizes: small: 3 seeds, K = 200, 1200 words, n_spl = 5, 400 epochs (4 000 SGD steps per arm);
+    smoke: one seed, K = 30, 300 words, n_spl = 5, 300 epochs. The notebooks: K = 1000.
+    Reported, not judged: accuracy on the test sentences that contain a word rarer than the
+    median frequency, for both arms."""
     progress = progress or (lambda *a, **k: None)
     n_seeds = sizes(scale, smoke=1, small=3)
-    K = sizes(scale, smoke=30, small=100)
+    K = sizes(scale, smoke=30, small=200)
     n_words = sizes(scale, smoke=300, small=1200)
-    n_spl = 100
-    epochs = sizes(scale, smoke=25, small=30)
-    rows, arms = [], {"noln": [], "ln": []}
+    n_spl = 5
+    epochs = sizes(scale, smoke=300, small=400)
+    rows, arms = [], {"noln": [], "ln": [], "uniform_noln": []}
+    n_runs = len(arms) * n_seeds
     for i in range(n_seeds):
         s = seed + i
-        ds = ConceptSentenceDataset(3, n_words, 15, K, "zipf", seed=s)
-        train, test = ds.sample(n_spl, rng=(s, 1)), ds.sample(5, rng=(s, 2))
-        rare = ds.word_frequency[test[0]] < np.median(ds.mu)  # (sentences, L)
+        data = {}
+        for freq in ("zipf", "uniform"):
+            ds = ConceptSentenceDataset(3, n_words, 15, K, freq, seed=s)  # same Z for both
+            data[freq] = ds, ds.sample(n_spl, rng=(s, 1)), ds.sample(5, rng=(s, 2))
+        ds, _, test = data["zipf"]
+        zipf_frequency = ds.word_frequency
+        rare = zipf_frequency[test[0]] < np.median(ds.mu)  # (sentences, L)
         has_rare = rare.any(axis=1)
-        for arm, results in arms.items():
+        for j, (arm, results) in enumerate(arms.items()):
+            ds, train, test = data["uniform" if arm == "uniform_noln" else "zipf"]
             r = _run_arm(ds, train, test, epochs, s, layer_norm=arm == "ln")
-            r["spearman"] = norm_frequency_spearman(r["features"], ds.word_frequency)
-            r["spearman_raw_w"] = norm_frequency_spearman(r["raw"], ds.word_frequency)
+            # the null arm's norms are ranked against the Zipf mu_beta of the same word ids
+            r["spearman"] = norm_frequency_spearman(r["features"], zipf_frequency)
+            r["spearman_raw_w"] = norm_frequency_spearman(r["raw"], zipf_frequency)
             r["norm_spread"] = norm_spread(r["features"])
             r["rare_acc"] = float(np.mean(r["test_correct"][has_rare]))
             results.append(r)
             rows.append({"seed": s, "arm": arm, **{k: r[k] for k in
                          ("test_acc", "rare_acc", "within_ratio", "spearman", "spearman_raw_w",
                           "norm_spread", "pca_ratio", "final_loss")}})
-            progress((2 * i + (arm == "ln") + 1) / (2 * n_seeds), f"seed {s} {arm}")
+            progress((len(arms) * i + j + 1) / n_runs, f"seed {s} {arm}")
     get = lambda arm, key: [r[key] for r in arms[arm]]
     metrics = {
-        "spearman_noln": _summary(get("noln", "spearman"), n_seeds),
-        "spearman_ln": _summary(get("ln", "spearman"), n_seeds),
-        "ratio_gap": _paired(get("noln", "within_ratio"), get("ln", "within_ratio"), n_seeds),
-        "norm_spread_noln": _summary(get("noln", "norm_spread"), n_seeds),
-        "norm_spread_ln": _summary(get("ln", "norm_spread"), n_seeds),
-        "within_ratio_noln": _summary(get("noln", "within_ratio"), n_seeds),
-        "within_ratio_ln": _summary(get("ln", "within_ratio"), n_seeds),
-        "rare_acc_noln": _summary(get("noln", "rare_acc"), n_seeds),
-        "rare_acc_ln": _summary(get("ln", "rare_acc"), n_seeds),
-        "test_acc_noln": _summary(get("noln", "test_acc"), n_seeds),
-        "test_acc_ln": _summary(get("ln", "test_acc"), n_seeds),
+        "spearman_noln": seed_metric(get("noln", "spearman")),
+        "spearman_ln": seed_metric(get("ln", "spearman")),
+        "spearman_uniform_noln": seed_metric(get("uniform_noln", "spearman")),
+        "ratio_gap": seed_difference(get("noln", "within_ratio"), get("ln", "within_ratio")),
+        "acc_gap": seed_difference(get("ln", "test_acc"), get("noln", "test_acc")),
+        "uniform_minus_zipf_acc_noln": seed_difference(get("uniform_noln", "test_acc"),
+                                                       get("noln", "test_acc")),
+        "norm_spread_noln": seed_metric(get("noln", "norm_spread")),
+        "norm_spread_ln": seed_metric(get("ln", "norm_spread")),
+        "within_ratio_noln": seed_metric(get("noln", "within_ratio")),
+        "within_ratio_ln": seed_metric(get("ln", "within_ratio")),
+        "within_ratio_uniform_noln": seed_metric(get("uniform_noln", "within_ratio")),
+        "rare_acc_noln": seed_metric(get("noln", "rare_acc")),
+        "rare_acc_ln": seed_metric(get("ln", "rare_acc")),
+        "test_acc_noln": seed_metric(get("noln", "test_acc")),
+        "test_acc_ln": seed_metric(get("ln", "test_acc")),
+        "test_acc_uniform_noln": seed_metric(get("uniform_noln", "test_acc")),
         "epochs": epochs, "K": K, "n_spl": n_spl,
+        "sgd_steps": epochs * int(np.ceil(n_spl * K / 100)),
     }
     Figure = _figure()
-    fig = Figure(figsize=(9.0, 3.8))
+    fig = Figure(figsize=(13.0, 3.8))
     ds = ConceptSentenceDataset(3, n_words, 15, K, "zipf", seed=seed)
+    titles = {"noln": "Zipf, without LayerNorm", "ln": "Zipf, with LayerNorm",
+              "uniform_noln": "null: uniform, without LayerNorm"}
     for k, arm in enumerate(arms):
-        ax = fig.add_subplot(1, 2, k + 1)
+        ax = fig.add_subplot(1, 3, k + 1)
         norms = np.linalg.norm(arms[arm][0]["features"], axis=1)
         ax.scatter(ds.word_frequency, norms, s=3, c=ds.concept_of_word, cmap="brg")
         ax.set_xscale("log")
-        ax.set_xlabel("word frequency mu_beta")
+        ax.set_xlabel("Zipf frequency mu_beta of the word id")
         ax.set_ylabel("||phi(w)||")
-        ax.set_title(f"{'with' if arm == 'ln' else 'without'} LayerNorm")
+        ax.set_title(f"{titles[arm]}: acc {arms[arm][0]['test_acc']:.2f}")
     fig.tight_layout()
     return Measurement(metrics=metrics, figure=fig, tables={"per_seed": rows},
                        notes="LayerNorm (eps = 1e-5, PyTorch's default, as the notebooks) leaves "
                              "feature norms sqrt(d var / (var + eps)), so they still rank with "
                              "frequency (spearman_ln) although their spread (norm_spread_ln, "
                              "std / mean of the norms) is small; spearman_raw_w in the table "
-                             "uses the raw W.")
+                             "uses the raw W. The null arm's spearman ranks its norms against "
+                             "the Zipf frequency of the same word ids.")

@@ -49,6 +49,8 @@ class EmbedLinearClassifier(nn.Module):
         return F.layer_norm(w, (self.d,)) if self.layer_norm else w  # no affine parameters
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        if tokens.dtype.is_floating_point or tokens.dtype.is_complex or tokens.dtype == torch.bool:
+            raise TypeError(f"tokens must be an integer tensor of word ids, got {tokens.dtype}")
         if tokens.ndim != 2 or tokens.shape[1] != self.L:
             raise ValueError(f"tokens must have shape (batch, {self.L}), got {tuple(tokens.shape)}")
         x = self.emb(tokens)  # (batch, L, d)
@@ -64,22 +66,42 @@ class TrainingHistory:
     test_accuracy: list[tuple[int, float]] = field(default_factory=list)
 
 
+def _integer_ids(values, name: str) -> torch.Tensor:
+    """int64 tensor of ``values``; fractional ids are refused, not truncated (integral floats
+    such as 3.0 are converted exactly)."""
+    a = values.detach().cpu().numpy() if isinstance(values, torch.Tensor) else np.asarray(values)
+    if a.dtype == bool or not (np.issubdtype(a.dtype, np.integer)
+                               or np.issubdtype(a.dtype, np.floating)):
+        raise TypeError(f"{name} must be integer ids, got dtype {a.dtype}")
+    if np.issubdtype(a.dtype, np.floating) and not np.all(np.isfinite(a) & (a == np.round(a))):
+        raise TypeError(f"{name} must be integer ids, got fractional or non-finite values "
+                        f"(dtype {a.dtype})")
+    return torch.as_tensor(a.astype(np.int64))
+
+
+def _positive_batch(batch) -> int:
+    if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
+        raise ValueError(f"batch must be a positive int, got {batch!r}")
+    return int(batch)
+
+
 def _check_pair(tokens, labels, name: str) -> tuple[torch.Tensor, torch.Tensor]:
-    t = torch.as_tensor(np.asarray(tokens), dtype=torch.int64)
-    y = torch.as_tensor(np.asarray(labels), dtype=torch.int64)
+    t = _integer_ids(tokens, f"{name} tokens")
+    y = _integer_ids(labels, f"{name} labels")
     if t.ndim != 2:
         raise ValueError(f"{name} tokens must be 2-D (sentences, L), got shape {tuple(t.shape)}")
     if y.ndim != 1 or y.shape[0] != t.shape[0]:
         raise ValueError(f"{name} tokens and labels must have the same length: {t.shape[0]} "
                          f"sentences but labels of shape {tuple(y.shape)}")
+    if t.shape[0] == 0:
+        raise ValueError(f"{name} set is empty (0 sentences)")
     return t, y
 
 
 def accuracy(model: EmbedLinearClassifier, tokens, labels, batch: int = 1000) -> float:
     """Fraction of sentences whose argmax score is the label."""
     t, y = _check_pair(tokens, labels, "evaluation")
-    if t.shape[0] == 0:
-        raise ValueError("evaluation set is empty")
+    batch = _positive_batch(batch)
     correct = 0
     with torch.no_grad():
         for i in range(0, t.shape[0], batch):
@@ -94,11 +116,13 @@ def train_collapse_model(model: EmbedLinearClassifier, tokens, labels, epochs: i
                          progress=None) -> TrainingHistory:
     """Plain SGD on cross-entropy with weight decay ``wd_emb`` on W and ``wd_clf`` on U.
 
-    tokens: (N, L) int; labels: (N,) int (same length, else ValueError). ``freeze_embedding``
+    tokens: (N, L) int; labels: (N,) int (same length and N >= 1, else ValueError; fractional
+    ids raise TypeError); ``batch`` a positive int. ``freeze_embedding``
     re-draws W ~ N(0, 1) (normal scale, seeded) and does not train it. ``test=(tokens, labels)``
     with ``eval_every=k`` records the test accuracy every k epochs. Shuffling uses ``seed``.
     """
     t, y = _check_pair(tokens, labels, "training")
+    batch = _positive_batch(batch)
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
         raise ValueError(f"epochs must be a positive int, got {epochs!r}")
     if int(y.max()) >= model.clf.out_features or int(y.min()) < 0:

@@ -3,7 +3,8 @@
 m instruments with compliance c_z = 0.5, except the first max(1, 5% m) (c = 1) and the last
 max(1, 5% m) (c = 0); confounder U ~ N(0, conf_strength^2); x ~ Bernoulli(clip(c_z + U, 0, 1));
 X = (x, 1 - x); Y = X^T theta + U + eps with eps ~ N(0, 1) if x = 1 else N(0, 0.1^2)
-(heteroskedastic); theta = (1, -1).
+(heteroskedastic); theta = (1, -1). The official fixed "oracle" policy is kept under the name
+``official_fixed_probs``: it is not the optimum here (``asymptotics.optimal_probs`` is).
 """
 
 from __future__ import annotations
@@ -48,8 +49,10 @@ class SyntheticIV:
         c[:edge], c[m - edge:] = 1.0, 0.0
         return c
 
-    def oracle_probs(self) -> np.ndarray:
-        """0.95 on the first (strongest) instrument, 0.05 on the last."""
+    def official_fixed_probs(self) -> np.ndarray:
+        """The official code's fixed "oracle": 0.95 on the first (strongest) instrument, 0.05 on
+        the last. Not optimal on this domain (its own comment restricts it to homoskedastic
+        noise and confounding 0.1): see :func:`~.asymptotics.optimal_probs`."""
         p = np.zeros(self.n_instruments)
         p[0], p[-1] = 0.95, 0.05
         return p

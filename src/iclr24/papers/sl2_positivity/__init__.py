@@ -8,8 +8,9 @@ How the code maps to the paper:
   matrices M_k(A), the SL(2) action on forms and Gram matrices, SL(2) sampling by condition
   number -> :func:`random_sos_binary_forms`, :func:`induced_matrix`, :func:`act_on_form`,
   :func:`act_on_gram`, :func:`sample_sl2`;
-- ``certificates``: max-det Gram by cvxpy/SCS, the exact constraint projection, the
-  certification rate -> :func:`max_det_gram`, :func:`project_gram_constraints`,
+- ``certificates``: max-det Gram by cvxpy/SCS (with SCS's own solve time, which excludes
+  cvxpy's per-call canonicalisation), the exact constraint projection, the certification rate
+  -> :func:`max_det_gram`, :func:`max_det_gram_timed`, :func:`project_gram_constraints`,
   :func:`certification_rate`;
 - ``models``: the MLP and its training with or without SL(2) augmentation -> :func:`GramMLP`,
   :func:`train_gram_model`, :func:`predict_gram`;
@@ -17,11 +18,21 @@ How the code maps to the paper:
   tensor products, norm gates, equivariant Gram output and constraint projection) ->
   :func:`SO2GramNet`, :func:`rotation`.
 
+Zero forms: ``max_det_gram`` refuses them (no strictly positive Gram matrix), training refuses
+them (no normalisation by ||p|| = 0), and the networks map them to the zero matrix exactly (their
+only PSD Gram matrix), never to NaN.
+
 Out of reach / not done: MOSEK timings and large degrees (>= 14); the SL(2)-equivariant
-(Clebsch-Gordan) architecture (not implemented here); the min_poly task.
+(Clebsch-Gordan, transvectant) architecture is not built, so the paper's comparison of
+augmentation with it is not a claim here; the min_poly task.
 """
 
-from .certificates import certification_rate, max_det_gram, project_gram_constraints
+from .certificates import (
+    certification_rate,
+    max_det_gram,
+    max_det_gram_timed,
+    project_gram_constraints,
+)
 from .equivariant import SO2GramNet, rotation
 from .forms import (
     act_on_form,
@@ -42,6 +53,7 @@ __all__ = [
     "certification_rate",
     "induced_matrix",
     "max_det_gram",
+    "max_det_gram_timed",
     "predict_gram",
     "project_gram_constraints",
     "random_sos_binary_forms",

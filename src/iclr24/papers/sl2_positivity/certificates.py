@@ -15,7 +15,7 @@ import numpy as np
 
 from .forms import check_form
 
-__all__ = ["certification_rate", "max_det_gram", "project_gram_constraints"]
+__all__ = ["certification_rate", "max_det_gram", "max_det_gram_timed", "project_gram_constraints"]
 
 
 @functools.lru_cache(maxsize=8)
@@ -29,18 +29,43 @@ def _problem(d: int):
     return cp.Problem(cp.Maximize(cp.log_det(G)), cons), G, p
 
 
-def max_det_gram(p, eps: float = 1e-6) -> np.ndarray:
-    """G*(p) (d+1, d+1) for a strictly positive binary form p (2d + 1,) by SCS."""
+def max_det_gram_timed(p, eps: float = 1e-6) -> tuple[np.ndarray, float]:
+    """(G*(p) (d+1, d+1), SCS's own solve time in seconds) for a strictly positive binary form
+    p (2d + 1,). The solve time is ``solver_stats.solve_time`` (SCS's iterations only), which
+    excludes cvxpy's per-call canonicalisation; time the call itself for the total."""
     p, d = check_form(p)
     if p.ndim != 1:
         raise ValueError("max_det_gram solves one form at a time: p must be 1-D")
+    if not np.any(p):
+        # the only PSD Gram matrix of the zero form is 0 (log det = -inf): no max-det centre
+        raise ValueError("p is the zero form: it has no strictly positive max-det Gram matrix "
+                         "(its only PSD Gram matrix is 0)")
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 < eps < 1:
+        raise ValueError(f"eps must be a number in (0, 1), got {eps!r}")
     prob, G, param = _problem(d)
     param.value = p
     prob.solve(solver="SCS", eps=eps, max_iters=100_000)
     if G.value is None or prob.status not in ("optimal", "optimal_inaccurate"):
         raise ValueError(f"SCS found no max-det Gram matrix (status {prob.status}); is p "
                          "strictly positive?")
-    return (G.value + G.value.T) / 2
+    return (G.value + G.value.T) / 2, float(prob.solver_stats.solve_time)
+
+
+def max_det_gram(p, eps: float = 1e-6) -> np.ndarray:
+    """G*(p) (d+1, d+1) for a strictly positive binary form p (2d + 1,) by SCS."""
+    return max_det_gram_timed(p, eps)[0]
+
+
+@functools.lru_cache(maxsize=8)
+def _constraint_maps(n1: int) -> tuple[np.ndarray, np.ndarray]:
+    """S (2n1 - 1, n1^2): vec(G) -> anti-diagonal sums; E (2n1 - 1, n1^2): puts the k-th
+    correction at (k/2, k/2) for even k, ((k+1)/2, (k-1)/2) for odd k (row-major vec)."""
+    i, j = np.indices((n1, n1))
+    k = np.arange(2 * n1 - 1)
+    S = (i.ravel()[None, :] + j.ravel()[None, :] == k[:, None]).astype(np.float64)
+    E = np.zeros_like(S)
+    E[k, (k + 1) // 2 * n1 + k // 2] = 1.0
+    return S, E
 
 
 def project_gram_constraints(G_raw, p):
@@ -50,15 +75,9 @@ def project_gram_constraints(G_raw, p):
     import torch
 
     n1 = G_raw.shape[-1]
-    idx = torch.arange(n1, device=G_raw.device)
-    k_of = idx[:, None] + idx[None, :]
-    sums = torch.stack([(G_raw * (k_of == k)).sum(dim=(-2, -1)) for k in range(2 * n1 - 1)],
-                       dim=-1)
-    fix = torch.zeros_like(G_raw)
-    for k in range(2 * n1 - 1):
-        i, j = (k // 2, k // 2) if k % 2 == 0 else ((k + 1) // 2, (k - 1) // 2)
-        fix[..., i, j] = p[..., k] - sums[..., k]
-    G = G_raw + fix
+    S, E = (torch.from_numpy(m).to(G_raw) for m in _constraint_maps(n1))
+    g = G_raw.reshape(*G_raw.shape[:-2], n1 * n1)
+    G = (g + (p - g @ S.T) @ E).reshape(G_raw.shape)     # G_ij += p_k - sum_{i+j=k} G_ij
     return (G + G.transpose(-1, -2)) / 2
 
 

@@ -171,12 +171,13 @@ def SO2GramNet(d: int, n_layers: int = 2, channels: int = 16):
             c = p.to(self.F.dtype) @ self.F.T                  # (n, L) circular harmonics
             # rotation-invariant scale: ||p||_{L2(circle)}^2 = |c_0|^2 + 2 sum_{f>0} |c_f|^2
             s = torch.sqrt(c[:, 0].abs() ** 2 + 2 * (c[:, 1:].abs() ** 2).sum(1)).real
-            x = (c / s[:, None]).unsqueeze(1)                  # (n, 1, L)
+            s_div = torch.where(s > 0, s, torch.ones_like(s))  # zero form: no 0/0, output 0
+            x = (c / s_div[:, None]).unsqueeze(1)              # (n, 1, L)
             for layer in self.layers[:-1]:
                 x = layer(x)
             z = self.layers[-1](x)
             g = sum((zh @ getattr(self, f"B{m}").T).real for m, zh in enumerate(z))
-            q = p / s[:, None]
+            q = p / s_div[:, None]
             g = g + (q - g @ self.S.T) @ self.K.T              # equivariant exact constraints
             return (g * s[:, None]).reshape(-1, d + 1, d + 1)
 

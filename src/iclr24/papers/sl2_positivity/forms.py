@@ -32,6 +32,11 @@ def check_form(p) -> tuple[np.ndarray, int]:
     return p, (p.shape[-1] - 1) // 2
 
 
+def _check_int(name: str, v, low: int) -> None:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
+        raise ValueError(f"{name} must be an int >= {low}, got {v!r}")
+
+
 def antidiagonal_sums(G) -> np.ndarray:
     """p_k = sum_{i+j=k} G_ij: (..., d+1, d+1) -> (..., 2d+1)."""
     G = np.asarray(G, dtype=np.float64)
@@ -47,6 +52,8 @@ def random_sos_binary_forms(n: int, d: int, rng: np.random.Generator) -> np.ndar
     A^T A + 1e-8 I, p = anti-diagonal sums of G0. Returns (n, 2d + 1)."""
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy Generator, got {type(rng).__name__}")
+    _check_int("n", n, 0)
+    _check_int("d", d, 1)
     A = rng.standard_normal((n, d + 1, d + 1))
     G0 = np.swapaxes(A, 1, 2) @ A + 1e-8 * np.eye(d + 1)
     return antidiagonal_sums(G0)
@@ -99,6 +106,9 @@ def act_on_gram(A, G) -> np.ndarray:
 def sample_sl2(n: int, cond_range: tuple[float, float], rng: np.random.Generator) -> np.ndarray:
     """n matrices of SL(2) with condition number in ``cond_range`` (official sampler: Gaussian
     2x2, flip a row if det < 0, divide by sqrt(det); rejection on the condition number)."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy Generator, got {type(rng).__name__}")
+    _check_int("n", n, 0)
     lo, hi = map(float, cond_range)
     if not 1 <= lo < hi:
         raise ValueError(f"cond_range must satisfy 1 <= low < high, got {cond_range}")

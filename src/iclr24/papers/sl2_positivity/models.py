@@ -7,7 +7,9 @@ Inputs are normalised by ||p|| and targets by the same factor (G*(lambda p) = la
 predictions are multiplied back. Augmentation replaces (p, G*) by (M_{2d}(A)^T p, M_d(A)^T G* M_d(A))
 for random A in SL(2) (condition number <= ``aug_cond``), normalised after transforming.
 Training: Adam, lr 3e-4, batch 32, MSE on normalised Gram matrices (epochs scaled down).
-The same loop trains the SO(2)-equivariant net (``equivariant.SO2GramNet``).
+The same loop trains the SO(2)-equivariant net (``equivariant.SO2GramNet``); ``epochs=0``
+returns the untrained network of that seed (a null arm). Zero forms are refused in training and
+predicted as the zero matrix (``predict_gram``), never as 0/0.
 """
 
 from __future__ import annotations
@@ -75,8 +77,21 @@ def train_gram_model(P, G, *, epochs: int, seed: int, augment: bool = False,
         raise ValueError(f"architecture must be 'mlp' or 'so2', got {architecture!r}")
     P, d = check_form(P)
     G = np.asarray(G, dtype=np.float64)
+    if P.ndim != 2:
+        raise ValueError(f"P must have shape (n, 2d + 1), got {P.shape}")
     if G.shape != (P.shape[0], d + 1, d + 1):
         raise ValueError(f"G must have shape {(P.shape[0], d + 1, d + 1)}, got {G.shape}")
+    zero = np.flatnonzero(~np.any(P, axis=1))
+    if zero.size:
+        raise ValueError(f"P holds zero forms (rows {zero[:5].tolist()}): they cannot be "
+                         "normalised by ||p|| and have no max-det target")
+    if augment and not (isinstance(aug_cond, (int, float)) and aug_cond > 1):
+        raise ValueError(f"aug_cond must be a number > 1 (a condition-number bound), got "
+                         f"{aug_cond!r}")
+    for name, v in (("epochs", epochs), ("batch", batch)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "epochs" else 1):
+            raise ValueError(f"{name} must be an int >= {0 if name == 'epochs' else 1}, "
+                             f"got {v!r}")
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     model = (GramMLP(d, hidden) if architecture == "mlp" else SO2GramNet(d)).double()
@@ -97,10 +112,15 @@ def train_gram_model(P, G, *, epochs: int, seed: int, augment: bool = False,
 
 
 def predict_gram(model, P) -> np.ndarray:
-    """Gram matrices (n, d+1, d+1) for forms P (n, 2d+1), scale restored."""
+    """Gram matrices (n, d+1, d+1) for forms P (n, 2d+1), scale restored. A zero form gets the
+    zero matrix, exactly: it is its only PSD Gram matrix and the limit of the 1-homogeneous
+    prediction ||p|| model(p / ||p||) as p -> 0 (no division by ||p|| = 0)."""
     torch = _torch()
     P, _ = check_form(P)
+    if P.ndim != 2:
+        raise ValueError(f"P must have shape (n, 2d + 1), got {P.shape}")
     norm = np.linalg.norm(P, axis=1)
+    safe = np.where(norm > 0, norm, 1.0)
     with torch.no_grad():
-        G = model(torch.from_numpy(P / norm[:, None]).double()).numpy()
-    return G * norm[:, None, None]
+        G = model(torch.from_numpy(P / safe[:, None]).double()).numpy()
+    return G * norm[:, None, None]                               # G(p) = ||p|| G(p / ||p||)

@@ -11,11 +11,15 @@ How the code maps to the paper:
   :func:`voronoi_loss_exact`, :func:`voronoi_loss_over`, :func:`expected_hellinger`;
 - ``simulation``: the spec's d = 1 settings, near-truth initialisation, one replication.
 
-Out of reach: the paper's sample sizes (at small we stop at n = 1e4 with 6 replications for
-exact specification, n = 2e4 with 12 for over-specification) and its multivariate settings.
+Out of reach: the paper's sample sizes (at small, exact specification runs n = 2e3..1.6e4 with
+10 replications, over-specification n = 1e3..2e4 with 12) and its multivariate settings.
 The exploratory sparse over-specified case (k = 4, K = 3) is run at small sizes and only
-reported. EM starts near the truth, as in the public code; rates from far starts would mix
-optimisation failure into the statistics. Dense-gate fits can finish EM with a Newton polish
+reported. The rate studies start EM near the truth, as in the public code (rates from far
+starts would mix optimisation failure into the statistics), and the exact-specification study
+keeps the best of two such starts. For a user's own data ``fit`` needs no ``init``: it starts
+from ``TopKGaussianMoE.default_init`` (ours: k-means on (x, y), least-squares experts, a
+logistic gate on the cluster labels), ``n_init`` times, and keeps the highest likelihood; far
+starts can end at poor local maxima, so use several. Dense-gate fits can finish EM with a Newton polish
 of the same likelihood (``TopKGaussianMoE(polish=True)``): over-specified EM crawls.
 """
 

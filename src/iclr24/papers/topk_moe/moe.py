@@ -30,6 +30,12 @@ where the MLE lies whatever EM's stopping point. The over-specified likelihood c
 several maxima (one atom of a cell nearly dropping out is another stationary point), and the
 polish reports the one it reaches from EM's iterate; it never ends below it.
 
+Starting points: the public code (and our rate studies) start EM near the truth. ``fit``
+without ``init`` starts from ``default_init`` (ours, not in the paper): k-means on the
+standardised (x, y), least-squares experts per cluster and a dense logistic gate fitted to the
+cluster labels; ``n_init`` starts (a given ``init`` first) are run and the highest final
+likelihood is kept, since EM from far starts can stop at poor local maxima.
+
 Other differences from the public code: all samples and experts are processed at once (masked
 logsumexp instead of per-sample loops), the sparse gate M-step runs at most ``gate_iter`` (10)
 bound steps per EM iteration instead of up to 1000 (a generalised EM), and ``tol`` bounds the
@@ -105,17 +111,22 @@ class TopKGaussianMoE:
     when the total log-likelihood changes by less than this; max_iter: EM iterations;
     gate_iter: bound (sparse) or Newton (dense) steps of the gate M-step per EM iteration;
     polish: after EM, maximise the likelihood by trust-region Newton (dense gates only);
-    polish_gtol: its stopping bound on the gradient of the mean log-likelihood.
+    polish_gtol: its stopping bound on the gradient of the mean log-likelihood; n_init: number of
+    EM starts, the fit with the highest likelihood is kept (a given ``init`` is one of them, the
+    others are data-driven, see :meth:`default_init`); random_state: seed of those starts.
 
     Fitted attributes (shapes, d = covariate dimension): gate_coef_ (k, d), gate_intercept_ (k,),
     expert_coef_ (k, d), expert_intercept_ (k,), variances_ (k,), log_likelihood_ (trace of the
     mean log-likelihood, one entry per EM iteration, plus one after the polish), n_iter_,
-    polish_gradient_ (with polish: largest |gradient| of the mean log-likelihood at the end).
+    polish_gradient_ (with polish: largest |gradient| of the mean log-likelihood at the end),
+    start_log_likelihoods_ (final mean log-likelihood of each start, the given ``init`` first),
+    best_start_ (index of the kept start).
     """
 
     def __init__(self, n_experts: int, top_k: int, *, reference: int | None = None,
                  tol: float = 1e-6, max_iter: int = 2000, gate_iter: int = 10,
-                 polish: bool = False, polish_gtol: float = 1e-9):
+                 polish: bool = False, polish_gtol: float = 1e-9, n_init: int = 1,
+                 random_state: int | np.random.Generator | None = None):
         if isinstance(n_experts, bool) or not isinstance(n_experts, (int, np.integer)) \
                 or n_experts < 1:
             raise ValueError(f"n_experts must be a positive int, got {n_experts!r}")
@@ -128,7 +139,7 @@ class TopKGaussianMoE:
                              f"got {reference!r}")
         if not tol > 0:
             raise ValueError(f"tol must be positive, got {tol!r}")
-        for name, v in (("max_iter", max_iter), ("gate_iter", gate_iter)):
+        for name, v in (("max_iter", max_iter), ("gate_iter", gate_iter), ("n_init", n_init)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"{name} must be a positive int, got {v!r}")
         self.n_experts, self.top_k, self.reference = int(n_experts), int(top_k), int(reference)
@@ -141,6 +152,11 @@ class TopKGaussianMoE:
             raise ValueError(f"polish_gtol must be positive, got {polish_gtol!r}")
         self.tol, self.max_iter, self.gate_iter = float(tol), int(max_iter), int(gate_iter)
         self.polish, self.polish_gtol = bool(polish), float(polish_gtol)
+        if random_state is not None and (isinstance(random_state, bool) or not isinstance(
+                random_state, (int, np.integer, np.random.Generator))):
+            raise TypeError("random_state must be None, an int or a numpy Generator, got "
+                            f"{type(random_state).__name__}")
+        self.n_init, self.random_state = int(n_init), random_state
 
     # -- parameters ---------------------------------------------------------------------------
     def set_params(self, gate_coef, gate_intercept, expert_coef, expert_intercept,
@@ -420,19 +436,45 @@ class TopKGaussianMoE:
         self._set_theta(best)
         self.polish_gradient_ = float(np.abs(fun(best)[1]).max())
 
-    def fit(self, X, y, init: TopKGaussianMoE | None = None) -> TopKGaussianMoE:
-        """EM from ``init`` (a model with the same n_experts whose parameters are copied; rate
-        studies start near the truth). X: (n, d), y: (n,). Returns self."""
+    def default_init(self, X, y, rng: np.random.Generator) -> TopKGaussianMoE:
+        """A data-driven starting model (ours; the paper and the public code start near the
+        truth): k-means (k-means++ seeding, 25 Lloyd steps) on the standardised pairs (x, y),
+        then per cluster the least-squares expert and its residual variance, and a dense
+        multinomial-logistic gate fitted by Newton to the cluster labels (the top-K mask is
+        applied only when the model is used). X: (n, d), y: (n,), n >= n_experts."""
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError(f"rng must be a numpy Generator, got {type(rng).__name__}")
         X = _as_2d(X)
         y = np.asarray(y, dtype=np.float64).reshape(-1)
-        if y.shape[0] != X.shape[0] or not np.all(np.isfinite(y)):
-            raise ValueError(f"y must be a finite array of {X.shape[0]} entries")
-        if not isinstance(init, TopKGaussianMoE) or init.n_experts != self.n_experts:
-            raise ValueError(f"init must be a TopKGaussianMoE with {self.n_experts} experts "
-                             "(EM needs a starting point)")
-        self.set_params(*init._params())
-        if self.gate_coef_.shape[1] != X.shape[1]:
-            raise ValueError(f"init has {self.gate_coef_.shape[1]} covariates, X has {X.shape[1]}")
+        n, k = X.shape[0], self.n_experts
+        if y.shape[0] != n or not np.all(np.isfinite(y)):
+            raise ValueError(f"y must be a finite array of {n} entries")
+        if n < k:
+            raise ValueError(f"X must have at least n_experts={k} rows, got {n}")
+        Z = np.hstack([X, y[:, None]])
+        Z = (Z - Z.mean(axis=0)) / np.maximum(Z.std(axis=0), 1e-12)
+        centres = Z[[rng.integers(n)]]
+        for _ in range(1, k):                                        # k-means++ seeding
+            d2 = ((Z[:, None, :] - centres[None]) ** 2).sum(axis=2).min(axis=1)
+            prob = d2 / d2.sum() if d2.sum() > 0 else np.full(n, 1.0 / n)
+            centres = np.vstack([centres, Z[rng.choice(n, p=prob)]])
+        for _ in range(25):                                          # Lloyd steps
+            label = ((Z[:, None, :] - centres[None]) ** 2).sum(axis=2).argmin(axis=1)
+            for j in range(k):
+                if np.any(label == j):
+                    centres[j] = Z[label == j].mean(axis=0)
+        tau = np.eye(k)[label]                                       # hard responsibilities
+        start = TopKGaussianMoE(k, self.top_k, reference=self.reference,
+                                gate_iter=self.gate_iter).set_params(
+            np.zeros((k, X.shape[1])), np.zeros(k), np.zeros((k, X.shape[1])),
+            np.full(k, y.mean()), np.full(k, max(y.var(), _VAR_FLOOR)))
+        start._expert_step(X, y, tau)
+        start._gate_newton(X, tau)
+        return start
+
+    def _fit_from(self, X, y, start: TopKGaussianMoE):
+        """EM (and the polish) from ``start``; returns (parameters, trace, iterations)."""
+        self.set_params(*start._params())
         trace = [float(self.log_prob(X, y).mean())]
         steps = 0
         while steps < self.max_iter:
@@ -444,6 +486,40 @@ class TopKGaussianMoE:
         if self.polish:
             self._newton_polish(X, y)
             trace.append(float(self.log_prob(X, y).mean()))
-        self.log_likelihood_ = trace
-        self.n_iter_ = steps
+        polish_gradient = getattr(self, "polish_gradient_", None)
+        return tuple(p.copy() for p in self._params()), trace, steps, polish_gradient
+
+    def fit(self, X, y, init: TopKGaussianMoE | None = None) -> TopKGaussianMoE:
+        """EM from ``n_init`` starts, keeping the fit with the highest likelihood: ``init`` (a
+        model with the same n_experts whose parameters are copied; rate studies start near the
+        truth) if given, and data-driven starts (:meth:`default_init`, seeded by
+        ``random_state``) for the rest. X: (n, d), y: (n,). Returns self."""
+        X = _as_2d(X)
+        y = np.asarray(y, dtype=np.float64).reshape(-1)
+        if y.shape[0] != X.shape[0] or not np.all(np.isfinite(y)):
+            raise ValueError(f"y must be a finite array of {X.shape[0]} entries")
+        starts = []
+        if init is not None:
+            if not isinstance(init, TopKGaussianMoE):
+                raise TypeError(f"init must be a TopKGaussianMoE or None, got "
+                                f"{type(init).__name__}")
+            if init.n_experts != self.n_experts:
+                raise ValueError(f"init must have {self.n_experts} experts, got "
+                                 f"{init.n_experts}")
+            if init._params()[0].shape[1] != X.shape[1]:
+                raise ValueError(f"init has {init.gate_coef_.shape[1]} covariates, X has "
+                                 f"{X.shape[1]}")
+            starts.append(init)
+        rng = self.random_state if isinstance(self.random_state, np.random.Generator) \
+            else np.random.default_rng(self.random_state)
+        starts += [self.default_init(X, y, rng) for _ in range(self.n_init - len(starts))]
+        fits = [self._fit_from(X, y, s) for s in starts]
+        finals = [f[1][-1] for f in fits]
+        best = int(np.argmax(finals))
+        params, trace, steps, polish_gradient = fits[best]
+        self.set_params(*params)
+        self.log_likelihood_, self.n_iter_ = trace, steps
+        if self.polish:
+            self.polish_gradient_ = polish_gradient
+        self.start_log_likelihoods_, self.best_start_ = finals, best
         return self

@@ -15,7 +15,9 @@ How the code maps to it.
   front-end :func:`fo.to_ltl`.
 - :mod:`.predicates`: :class:`NumericalPredicate` (a function of i and n) and standard ones.
 - :mod:`.encoder`: :class:`HardAttentionEncoder` with explicit rational weights, executed in
-  exact ``Fraction`` or float64 arithmetic, with UHA / AHA / softmax attention.
+  exact ``Fraction`` or float64 arithmetic, with UHA / AHA / softmax attention; float64 is
+  guaranteed up to ``FLOAT64_MAX_LENGTH`` (505) positions for until/since, beyond which
+  ``accepts`` switches to exact arithmetic.
 - :mod:`.compiler`: :func:`compile_uhat`, :func:`compile_ahat` (one register per subformula;
   gadgets in the module docstring).
 - :mod:`.random_inputs`: :func:`random_formula`, :func:`random_words`.
@@ -34,13 +36,14 @@ Usage::
 """
 
 from . import fo, ltl
-from .compiler import EPSILON, PositionalFeature, compile_ahat, compile_uhat
+from .compiler import EPSILON, FLOAT64_MAX_LENGTH, PositionalFeature, compile_ahat, compile_uhat
 from .encoder import AttentionHead, EncoderLayer, FeedForward, HardAttentionEncoder, Linear
 from .predicates import STANDARD_PREDICATES, NumericalPredicate
 from .random_inputs import random_formula, random_words
 
 __all__ = [
     "EPSILON",
+    "FLOAT64_MAX_LENGTH",
     "STANDARD_PREDICATES",
     "AttentionHead",
     "EncoderLayer",

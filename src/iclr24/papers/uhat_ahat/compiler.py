@@ -27,6 +27,17 @@ as their inputs allow, so the depth follows the nesting of temporal / counting o
 
 Every n-dependent quantity (eps^j, c_i, 1/n, predicate bits) comes from the positional encoding;
 FFN and attention weights do not depend on n.
+
+float64 limit (ours; the paper's model is exact). Every quantity an until/since head handles, and
+every gap it must resolve, is at least eps^n / (8n): products and scores >= eps^n / (2n), and the
+first P-position's score beats the next one's by >= 1/4 of itself (ratio <= 3 eps). While that is
+a normal float64 (>= 2^-1022) each operation has relative error <= 2^-53, so the float scores keep
+the exact signs, ties and order (the error, ~7 * 2^-53 eps^j, is far below eps^j / (8n) for any
+n < 10^13). ``FLOAT64_MAX_LENGTH`` is the largest n with eps^n / (8n) >= 2^-1022: 505 for
+eps = 1/4. Beyond it the guarantee is gone (subnormals, then eps^538 rounds to 0: "a U b" on
+a^537 b is then rejected, "F(a & X b)" on a^536 b already from n = 537); encoders with until/since
+carry it as ``float64_max_length``. Counting heads need no such limit (their smallest quantity,
+1/(2n), is normal for every practical n).
 """
 
 from __future__ import annotations
@@ -43,9 +54,21 @@ from .predicates import NumericalPredicate, predicate_table
 if TYPE_CHECKING:
     from .fo import FOFormula
 
-__all__ = ["EPSILON", "PositionalFeature", "compile_ahat", "compile_uhat"]
+__all__ = ["EPSILON", "FLOAT64_MAX_LENGTH", "PositionalFeature", "compile_ahat", "compile_uhat"]
 
 EPSILON = Fraction(1, 4)
+_SMALLEST_NORMAL = Fraction(1, 2**1022)  # smallest positive normal float64
+
+
+def _float64_max_length(eps: Fraction) -> int:
+    """Largest n with eps^n / (8n) >= 2^-1022 (see the module docstring)."""
+    n = 1
+    while eps ** (n + 1) / (8 * (n + 1)) >= _SMALLEST_NORMAL:
+        n += 1
+    return n
+
+
+FLOAT64_MAX_LENGTH = _float64_max_length(EPSILON)
 _ONE, _HALF = Fraction(1), Fraction(1, 2)
 
 _FEATURES = {
@@ -288,10 +311,12 @@ def _compile(formula, alphabet, predicates, attention, causal_extension) -> Hard
                              f"{sorted(table)}")
     b = _Builder(alphabet, table, attention, causal_extension)
     out, _ = b.build(formula)
+    temporal = any(isinstance(g, (ltl.Until, ltl.Since)) for g in subs)
     return HardAttentionEncoder(alphabet=alphabet, registers=b.registers, positional=b.positional,
                                 layers=b.layers(), output=out,
                                 attention="average" if attention == "average" else "unique",
-                                formula=formula, readout_of={g: r for g, (r, _) in b.done.items()})
+                                formula=formula, readout_of={g: r for g, (r, _) in b.done.items()},
+                                float64_max_length=FLOAT64_MAX_LENGTH if temporal else None)
 
 
 def compile_uhat(formula: str | ltl.Formula | FOFormula, alphabet: Sequence[str],

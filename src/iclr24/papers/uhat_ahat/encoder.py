@@ -17,6 +17,12 @@ them either in exact rational arithmetic or in float64 (positional features are 
 rounded exact values; every linear map is summed in its listed order, bias first, which the
 compiler uses to keep tiny positional terms from being absorbed). Replacing hard attention by a
 softmax at temperature tau (float64 only) gives the baseline of the claims.
+
+float64 has a length limit: the until/since gadgets' scores scale like eps^j / n, which leave the
+normal float64 range (and then underflow: eps^538 rounds to 0) as the word grows. An encoder
+carries ``float64_max_length`` (set by the compiler; None = no known limit): up to it float64
+provably separates every score; beyond it :meth:`HardAttentionEncoder.run` refuses float64 and
+:meth:`HardAttentionEncoder.accepts` falls back to exact ``Fraction`` arithmetic.
 """
 
 from __future__ import annotations
@@ -71,7 +77,9 @@ class HardAttentionEncoder:
     positional: (register, feature(i, n) -> Fraction) pairs, the positional encoding;
     layers: the layers, applied in order; output: the linear functional of position 1's final
     vector that decides acceptance (> 1/2 accepts); readout_of: every compiled subformula ->
-    the affine form over registers that holds its truth value (0/1) at each position.
+    the affine form over registers that holds its truth value (0/1) at each position;
+    float64_max_length: the longest word on which the float64 executor is guaranteed to rank
+    the attention scores exactly as exact arithmetic does (None: no limit known).
     """
 
     alphabet: tuple[str, ...]
@@ -82,6 +90,7 @@ class HardAttentionEncoder:
     attention: Literal["unique", "average"] = "unique"
     formula: object = None
     readout_of: dict = field(default_factory=dict)
+    float64_max_length: int | None = None
 
     @property
     def depth(self) -> int:
@@ -116,7 +125,8 @@ class HardAttentionEncoder:
             softmax_temperature: float | None = None) -> np.ndarray:
         """Final registers (n, width). ``attention`` overrides every hard head's tie rule
         (``unique``: leftmost maximiser; ``average``: mean over maximisers); causal heads stay
-        causal. ``softmax_temperature`` replaces hard attention by softmax(s / tau) (float64)."""
+        causal. ``softmax_temperature`` replaces hard attention by softmax(s / tau) (float64).
+        Raises ValueError for float64 on a word longer than ``float64_max_length``."""
         if attention not in (None, "unique", "average"):
             raise ValueError(f"attention must be 'unique', 'average' or None, got {attention!r}")
         if softmax_temperature is not None:
@@ -126,6 +136,11 @@ class HardAttentionEncoder:
                 raise ValueError(f"softmax_temperature must be > 0, got {softmax_temperature!r}")
         x = self.encode(word, arithmetic)
         exact = arithmetic == "fraction"
+        if not exact and self._too_long_for_float64(x.shape[0]):
+            raise ValueError(
+                f"arithmetic='float64' cannot separate this encoder's attention scores beyond "
+                f"length {self.float64_max_length} (eps^j leaves the float64 range); the word has "
+                f"length {x.shape[0]}: use arithmetic='fraction'")
         for layer in self.layers:
             if layer.heads:
                 updates = [self._head(h, x, attention, softmax_temperature, exact)
@@ -144,7 +159,16 @@ class HardAttentionEncoder:
                 attention: Literal["unique", "average"] | None = None,
                 softmax_temperature: float | None = None) -> bool:
         """Accept iff the output functional at position 1 exceeds 1/2 (it is exactly 0 or 1
-        under hard attention)."""
+        under hard attention). float64 on a word longer than ``float64_max_length`` falls back
+        to exact ``Fraction`` arithmetic (same answer, slower); with ``softmax_temperature``
+        (float64 only) that is a ValueError instead."""
+        n = len(self._check_word(word))
+        if arithmetic == "float64" and self._too_long_for_float64(n):
+            if softmax_temperature is not None:
+                raise ValueError(
+                    f"softmax_temperature needs float64, which cannot separate this encoder's "
+                    f"scores beyond length {self.float64_max_length}; the word has length {n}")
+            arithmetic = "fraction"
         x = self.run(word, arithmetic, attention, softmax_temperature)
         return bool(self.read_output(x) > Fraction(1, 2))
 
@@ -153,6 +177,9 @@ class HardAttentionEncoder:
         return _apply(self.output, registers[:1], registers.dtype == object)[0]
 
     # internals
+    def _too_long_for_float64(self, n: int) -> bool:
+        return self.float64_max_length is not None and n > self.float64_max_length
+
     def _check_word(self, word) -> list[str]:
         from .ltl import check_word
 
