@@ -118,3 +118,22 @@ def test_model_bad_input():
         model(torch.zeros(1, 20, 4), 5)
     with pytest.raises(TypeError, match="ICLTrainConfig"):
         train_icl_transformer(model, {"steps": 3}, 0)
+
+
+def test_forward_token_dtype_and_finiteness(one_torch_thread):
+    torch.manual_seed(0)
+    model = ICLTransformer(3, d_model=8, n_layers=1, n_heads=2, max_len=16).eval()
+    tok = _tokens()
+    with pytest.raises(TypeError, match="tokens must be a floating-point tensor.*int64"):
+        model(tok.long(), 6)
+    bad = tok.clone()
+    bad[0, 2, 1] = float("nan")
+    with pytest.raises(ValueError, match="tokens must be finite"):
+        model(bad, 6)
+    bad[0, 2, 1] = float("inf")
+    with pytest.raises(ValueError, match="tokens must be finite"):
+        model(bad, 6)
+    # float64 (numpy's default) is cast to the parameters' dtype: same output as float32
+    out64 = model(tok.double(), 6)
+    assert out64.dtype == torch.float32
+    assert torch.equal(out64, model(tok, 6))

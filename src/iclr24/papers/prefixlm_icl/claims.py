@@ -1,5 +1,13 @@
 """prefixLM vs causalLM in-context learning: exact LSA dynamics (Fig. 1), stationary points vs
-n and x offset (Fig. 2), and trained softmax transformers (Sec. 5.2)."""
+n and x offset (Fig. 2), and trained softmax transformers (Sec. 5.2).
+
+Every claim measures a null arm in the same run and its ``control`` requires that the null does
+not pass the rule: context labels taken from another prompt (``lsa_convergence``, plus the
+step-size condition of the theorem), a second batch of centred prompts in the place of the
+offset ones (``stationary_vs_n``), a second prefix-mask model from another initialisation in
+the place of the causal one (``trained_prefix_vs_causal``, plus the positive control that the
+prefix model beats online GD, the causal mask's limit, and >= 3 seeds, so smoke never holds).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +15,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from iclr24.claims import Estimate, Measurement, Scale, claim, sizes
+from iclr24.claims import Estimate, Measurement, Scale, claim, seed_difference, seed_metric, sizes
 
 from .icl_tasks import sample_icl_batch
 from .lsa_dynamics import (
@@ -70,6 +78,7 @@ def _lsa_metrics(X, y, Xq, yq, n_layers: int, eta: float, method: str = "prefix"
 @claim(
     rule="ratio >= 1000 and prefix_rel_mse <= 1e-8 and prefix_gap <= 1e-3 and causal_gap <= 1e-3 "
          "and prefix_rate < 1 and causal_rate < 1",
+    control="eta_lmax < 2 and null_prefix_rel_mse > 1e-8",
     paper="Fig. 1 / Thm. (multi-layer LSA, d = 16, 40 examples, eta = 0.04, noiseless): both "
           "masks converge geometrically in depth to their stationary points; prefixLM's query "
           "error goes to 0 (least squares), causalLM's plateaus at the online-GD error, orders "
@@ -85,13 +94,25 @@ def lsa_convergence(scale: Scale, seed: int) -> Measurement:
     prefix query MSE at L = 200, bootstrap over prompts; ``*_gap``: max over prompts of
     ||w^(L) - w*|| / ||w*|| against the closed-form fixed point of that mask; ``*_rate``: the
     worst prompt's per-layer contraction of that gap between L/2 and L; ``*_rel_mse``:
-    query MSE / E[y_q^2]. A second prefix run uses eta = 1 / lambda_max (reported only)."""
+    query MSE / E[y_q^2]. A second prefix run uses eta = 1 / lambda_max (reported only).
+
+    Control (added in the repair, before running it): (i) ``eta_lmax`` = eta * max over prompts
+    of lambda_max(X X^T) < 2, the theorem's step-size condition (it bounds the causal one too,
+    since ||x_j||^2 <= lambda_max), without which convergence is not expected; (ii) the null
+    arm, measured on the same prompts: the prefix recursion fed the in-context labels of
+    *another* prompt (context and query no longer share w), ``null_prefix_rel_mse``, must not
+    reach the rule's level 1e-8, i.e. an exact fit of the context alone does not pass."""
     batch = sizes(scale, smoke=16, small=64)
     n, m, d, n_layers, eta = 40, 20, 16, 200, 0.04
     b = sample_icl_batch(batch, n, m, d, x_dist="uniform", rng=seed)
     X, y, Xq, yq = b.x[:, :n], b.y[:, :n, 0], b.x[:, n:], b.y[:, n:, 0]
     metrics, curves = _lsa_metrics(X, y, Xq, yq, n_layers, eta)
     lam = float(np.max(np.linalg.eigvalsh(X @ np.swapaxes(X, 1, 2))[:, -1]))
+    metrics["eta_lmax"] = eta * lam  # convergence needs 0 < eta < 2 / lambda_max(X X^T)
+    y_other = np.roll(y, 1, axis=0)  # null arm: each prompt gets the next prompt's labels
+    a_null = lsa_icl_coefficients(X, y_other, n_layers, eta, "prefix")[:, -1]
+    pred_null = np.einsum("bn,bnm->bm", a_null, X @ np.swapaxes(Xq, 1, 2))
+    metrics["null_prefix_rel_mse"] = float(np.mean((pred_null - yq) ** 2) / np.mean(yq**2))
     pred = lsa_icl_predict(X, y, Xq, n_layers, 1.0 / lam, "prefix")
     fast = np.mean((pred - yq[:, None]) ** 2, axis=(0, 2)) / np.mean(yq**2)
     metrics["prefix_rel_mse_eta_inv_lmax"] = float(fast[-1])
@@ -116,33 +137,52 @@ def lsa_convergence(scale: Scale, seed: int) -> Measurement:
                              "coefficient form (float64).")
 
 
+def _rel_gap(c_hi, z_hi, c_lo, z_lo) -> float:
+    """log10 of the relative query MSE (causal / zero predictor) of one set of prompts over
+    another's."""
+    return float(np.log10((np.mean(c_hi) / np.mean(z_hi)) / (np.mean(c_lo) / np.mean(z_lo))))
+
+
 @claim(
-    rule="prefix_max_mse <= 1e-8 and mu_gap > 1 and mu_monotone == 1",
+    rule="prefix_max_mse <= 1e-8 and rel_mu_gap > 0 and rel_mu_monotone == 1",
+    control="null_rel_mu_gap_low <= 0",
     paper="Fig. 2 (official theory_plots.py: d = 16, 64 prompts, 200 queries, x ~ U(0, 2)^d + "
           "mu - 1, mu in {0, 1, 2, 3}): the causalLM stationary point's query MSE decreases only "
           "slowly with n and is much worse for non-centred x; the prefixLM / least-squares error "
           "is ~0 once n >= d.",
     against=("closed forms only: the causalLM (online-GD) stationary point vs prefixLM least "
-             "squares on the same prompts, across n and x offset"),
+             "squares on the same prompts, across n and x offset; the zero predictor as the "
+             "scale of y; null arm: a second batch of centred prompts"),
 )
 def stationary_vs_n(scale: Scale, seed: int) -> Measurement:
-    """Closed-form stationary points (no iteration) for n = 20..300 examples. ``mu_gap``:
-    log10 of causal query MSE at mu = 3 over that at mu = 0 (n = n_max; bootstrap over prompts;
-    > 1 means ten times worse); ``mu_monotone``: 1 if the causal MSE at n_max increases with
-    every step of mu; ``prefix_max_mse``: the largest prefix (least-squares) query MSE over all
-    mu and n >= 20 > d. Raw query MSE as in the official script (relative values in the table)."""
+    """Closed-form stationary points (no iteration) for n = 20..300 examples.
+
+    Repair: the old rule read the *absolute* growth ``mu_gap`` = log10(causal MSE at mu = 3 /
+    at mu = 0) > 1, which the input-ignoring zero predictor also passes (E[y^2] grows from
+    d/3 to d/3 + 9 d with the offset; its own gap, ``zero_mu_gap``, is ~1.45). The rule now
+    reads the causal error *relative to E[y_q^2]* (the zero predictor's MSE on the same
+    prompts): ``rel_mu_gap`` = log10 of that ratio at mu = 3 over mu = 0 (n = n_max, bootstrap
+    over prompts) > 0, and ``rel_mu_monotone``: the relative error grows with every step of
+    mu; ``prefix_max_mse``: the largest least-squares query MSE over all mu and n >= 20 > d.
+    Control: the null arm, a second independent batch of centred prompts (mu = 0 twice), must
+    not pass the rule's gap: ``null_rel_mu_gap_low``, the lower end of its interval, <= 0."""
     batch = sizes(scale, smoke=16, small=64)
     n_max = sizes(scale, smoke=160, small=300)
     n_grid = list(range(20, n_max + 1, 20))
     d, m = 16, sizes(scale, smoke=50, small=200)
     rng = np.random.default_rng(seed)
-    rows, finals, curves, prefix_max = [], {}, {}, 0.0
-    for mu in (0, 1, 2, 3):
-        b = sample_icl_batch(batch, n_max, m, d, x_dist="uniform", x_offset=float(mu), rng=rng)
+    rows, finals, zeros, curves, prefix_max = [], {}, {}, {}, 0.0
+    for mu in (0, 1, 2, 3, "null"):
+        b = sample_icl_batch(batch, n_max, m, d, x_dist="uniform",
+                             x_offset=0.0 if mu == "null" else float(mu), rng=rng)
         X, y, Xq, yq = b.x[:, :n_max], b.y[:, :n_max, 0], b.x[:, n_max:], b.y[:, n_max:, 0]
         # causal fixed point for the first n examples = the first n coefficients (online GD)
         a_causal = stationary_point(X, y, "causal")
         kern = np.einsum("bnd,bmd->bnm", X, Xq)
+        zeros[mu] = np.mean(yq**2, axis=1)  # per-prompt MSE of the zero predictor
+        finals[mu] = np.mean((np.einsum("bn,bnm->bm", a_causal, kern) - yq) ** 2, axis=1)
+        if mu == "null":
+            continue
         curves[mu] = []
         for n in n_grid:
             pc = np.einsum("bn,bnm->bm", a_causal[:, :n], kern[:, :n])
@@ -154,11 +194,19 @@ def stationary_vs_n(scale: Scale, seed: int) -> Measurement:
             curves[mu].append(float(mse_c.mean()))
             rows.append({"mu": mu, "n": n, "causal_mse": float(mse_c.mean()),
                          "prefix_mse": mse_p,
-                         "causal_rel_mse": float(mse_c.mean() / np.mean(yq**2))})
-        finals[mu] = mse_c
-    mu_gap = Estimate.bootstrap((finals[3], finals[0]),
-                                lambda a, b: float(np.log10(np.mean(a) / np.mean(b))), seed=0)
-    means = [float(finals[mu].mean()) for mu in (0, 1, 2, 3)]
+                         "causal_rel_mse": float(mse_c.mean() / zeros[mu].mean())})
+
+    def log_gap(hi, lo):
+        return Estimate.bootstrap((hi, lo), lambda a, b: float(np.log10(np.mean(a) / np.mean(b))),
+                                  seed=0)
+
+    def rel_gap(hi, lo):  # prompts of the two batches are independent: resample each batch's
+        # (causal, zero) pairs by index, the same index in both batches
+        return Estimate.bootstrap((finals[hi], zeros[hi], finals[lo], zeros[lo]), _rel_gap,
+                                  paired=True, seed=0)
+
+    null_gap = rel_gap("null", 0)
+    rel = [float(finals[mu].mean() / zeros[mu].mean()) for mu in (0, 1, 2, 3)]
     Figure = _figure()
     fig = Figure(figsize=(6.0, 4.2))
     ax = fig.add_subplot(1, 1, 1)
@@ -170,15 +218,31 @@ def stationary_vs_n(scale: Scale, seed: int) -> Measurement:
     ax.set_ylabel("query MSE at the stationary point")
     ax.legend()
     fig.tight_layout()
-    metrics = {"mu_gap": mu_gap, "prefix_max_mse": prefix_max,
-               "mu_monotone": float(all(a < b for a, b in pairwise(means)))}
-    metrics.update({f"causal_mse_mu{mu}": v for mu, v in zip((0, 1, 2, 3), means)})
+    metrics = {"rel_mu_gap": rel_gap(3, 0), "mu_gap": log_gap(finals[3], finals[0]),
+               "zero_mu_gap": log_gap(zeros[3], zeros[0]), "null_rel_mu_gap": null_gap,
+               "null_rel_mu_gap_low": null_gap.low, "prefix_max_mse": prefix_max,
+               "rel_mu_monotone": float(all(a < b for a, b in pairwise(rel)))}
+    metrics.update({f"causal_mse_mu{mu}": float(finals[mu].mean()) for mu in (0, 1, 2, 3)})
+    metrics.update({f"causal_rel_mse_mu{mu}": v for mu, v in zip((0, 1, 2, 3), rel)})
     return Measurement(metrics=metrics, figure=fig, tables={"stationary_mse": rows})
 
 
-def _train_pair(seed: int, config, model_kwargs: dict, n_test: int) -> dict:
-    """Train a prefix and a causal model from the *same* initialisation on the *same* prompt
-    stream and evaluate both on the same held-out prompts."""
+# Sizes of the trained-transformer claim at small (smoke: 2 layers, 60 steps). The spec's
+# laptop model (d_model 64, 4 layers, 4 heads, d = 8, 24 + 8 prompts, 3 000 steps; the class
+# defaults of ICLTransformer / ICLTrainConfig) costs 25-50 ms per step here, i.e. 700-1 400 s
+# of CPU for 3 seeds x 3 arms: several times the 200 s budget of a small claim, so the claim
+# runs this smaller model, as many steps as the budget allows (1 400: ~14 ms per step, ~180 s),
+# and its control states whether the prefix model gets near its limit.
+_TRAINED_MODEL = {"d_model": 32, "n_layers": 3, "n_heads": 2, "max_len": 20}
+_TRAINED_TASK = {"d": 5, "n_context": 16, "n_query": 4, "task": "linear"}
+_NULL_INIT_OFFSET = 7919  # the null arm's second prefix initialisation: seed + this
+
+
+def _train_arms(seed: int, config, model_kwargs: dict, n_test: int) -> dict:
+    """Train three models on the *same* prompt stream and evaluate them on the same held-out
+    prompts: ``prefix`` and ``causal`` from the same initialisation (the comparison), and
+    ``prefix_null``, a second prefix-mask model from another initialisation (the null arm: the
+    mask difference switched off, only the initialisation differs)."""
     import torch
 
     from iclr24.kits.threads import torch_threads
@@ -189,69 +253,107 @@ def _train_pair(seed: int, config, model_kwargs: dict, n_test: int) -> dict:
                             rng=10_000 + seed)
     out = {}
     with torch_threads(1):
-        with torch.random.fork_rng():
-            torch.manual_seed(seed)
-            init = ICLTransformer(config.d, mask="prefix", **model_kwargs).state_dict()
-        for mode in ("prefix", "causal"):
+        inits = {}
+        for name, init_seed in (("shared", seed), ("null", seed + _NULL_INIT_OFFSET)):
+            with torch.random.fork_rng():
+                torch.manual_seed(init_seed)
+                inits[name] = ICLTransformer(config.d, mask="prefix", **model_kwargs).state_dict()
+        for arm, mode, init in (("prefix", "prefix", "shared"), ("causal", "causal", "shared"),
+                                ("prefix_null", "prefix", "null")):
             model = ICLTransformer(config.d, mask=mode, **model_kwargs)
-            model.load_state_dict(init)
+            model.load_state_dict(inits[init])
             losses = train_icl_transformer(model, config, data_seed=seed)
-            out[mode] = query_mse(model, test)
-            out[mode + "_final_train_loss"] = float(np.mean(losses[-50:]))
+            out[arm] = query_mse(model, test)
+            out[arm + "_final_train_loss"] = float(np.mean(losses[-50:]))
     X, y = test.x[:, :config.n_context], test.y[:, :config.n_context, 0]
     Xq, yq = test.x[:, config.n_context:], test.query_targets[..., 0]
     for mode, name in (("prefix", "lsq"), ("causal", "online_gd")):
         w = stationary_weights(X, y, mode)  # per-prompt least squares / normalised online GD
         out[name] = float(np.mean((np.einsum("bd,bmd->bm", w, Xq) - yq) ** 2))
+    out["zero"] = float(np.mean(yq**2))  # the input-ignoring predictor y_hat = 0
     return out
 
 
+def _trained_metrics(rows: list[dict]) -> dict:
+    """Metrics of ``trained_prefix_vs_causal`` from per-seed rows of :func:`_train_arms`."""
+    prefix = np.array([r["prefix"] for r in rows])
+    causal = np.array([r["causal"] for r in rows])
+    null = np.array([r["prefix_null"] for r in rows])
+    online_gd = np.array([r["online_gd"] for r in rows])
+    null_log_ratio = seed_metric(np.log(null / prefix))
+    return {
+        "log_ratio": seed_metric(np.log(causal / prefix)),  # log(MSE_causal / MSE_prefix)
+        "null_log_ratio": null_log_ratio,
+        # the null arm passes the rule `> 0` iff its whole interval is above 0
+        "null_log_ratio_low": float(null_log_ratio.low if isinstance(null_log_ratio, Estimate)
+                                    else null_log_ratio),
+        "prefix_minus_online_gd": seed_difference(prefix, online_gd),
+        "ratio": float(np.mean(causal) / np.mean(prefix)),
+        "prefix_mse": seed_metric(prefix),
+        "causal_mse": seed_metric(causal),
+        "prefix_null_mse": seed_metric(null),
+        "lsq_mse": float(np.mean([r["lsq"] for r in rows])),
+        "online_gd_mse": float(np.mean(online_gd)),
+        "zero_predictor_mse": float(np.mean([r["zero"] for r in rows])),
+        "n_seeds": len(rows),
+    }
+
+
 @claim(
-    rule={"smoke": "ratio > 1", "small": "log_ratio > 0"},
+    rule="log_ratio > 0",
+    control="n_seeds >= 3 and prefix_minus_online_gd < 0 and null_log_ratio_low <= 0",
     paper="Sec. 5.2, Tables: trained softmax transformers (shared and unshared layers) on linear "
           "regression, non-linear regression and multiclass classification: prefixLM has lower "
           "test error than causalLM in every setting (exact values not verified here).",
-    against=("a causal-mask transformer from the same init on the same prompt stream; per-prompt "
-             "least squares and online GD reported"),
+    against=("a causal-mask transformer from the same init on the same prompt stream; null arm: "
+             "a second prefix-mask transformer from another init on the same stream; per-prompt "
+             "least squares, online GD and the zero predictor as reference errors"),
 )
 def trained_prefix_vs_causal(scale: Scale, seed: int, progress=None) -> Measurement:
-    """Pre-LN softmax transformers (d_model 32, 3 layers, 2 heads; smoke: 2 layers) trained on
-    fresh linear-regression prompts (d = 5, 16 examples + 4 queries), one with the prefix and
-    one with the causal mask, from the same initialisation on the same prompt stream.
-    ``log_ratio``: mean over seeds of log(causal / prefix) query MSE on 2 000 held-out prompts
-    (paired t interval; > 0 means prefix is better); smoke runs one seed and reads ``ratio``.
-    Per-prompt least squares and online GD are reported as reference errors."""
+    """Pre-LN softmax transformers (d_model 32, 3 layers, 2 heads; smoke: 2 layers, 60 steps)
+    trained for 1 400 AdamW steps (batch 64) on fresh noiseless linear-regression prompts
+    (d = 5, 16 examples + 4 queries), smaller than the spec's laptop setting (d_model 64,
+    4 layers, d = 8, 24 + 8, 3 000 steps: 700-1 400 s of CPU for the three arms below, over
+    the budget). The spec's N-LR (sigmoid) task is not run, for the same reason. The step count
+    is the CPU budget's: a first small run at 700 steps (the cost per step misjudged on a
+    loaded machine; 90 s of CPU) had the rule hold (log_ratio 0.42 [0.28, 0.57]) but the
+    positive control false (prefix MSE 0.236 vs online GD 0.143): inconclusive.
+
+    Arms, same prompt stream: ``prefix`` and ``causal`` from the same initialisation, and the
+    null arm ``prefix_null``, a prefix model from a second initialisation. ``log_ratio``: mean
+    over seeds of log(causal / prefix) query MSE on held-out prompts (t interval over seeds;
+    > 0 means prefix is better). Rule (unchanged at small): ``log_ratio > 0``; smoke uses the
+    same rule and can never hold (control, one seed).
+
+    Control, written before the run: (i) at least 3 seeds (one seed cannot tell); (ii) the
+    positive control ``prefix_minus_online_gd < 0``: the trained prefix model beats, per seed,
+    the causal mask's own limit (normalised online GD, the paper's causal stationary point) on
+    the same prompts; otherwise both models are too far from their limits (least squares: 0)
+    for the paper's limit argument to apply, which is what the issue found at 1 200 steps;
+    (iii) the null arm does not pass the rule: ``null_log_ratio`` (log(prefix_null / prefix),
+    the gap produced by the initialisation alone) must not have its whole interval above 0."""
     from .icl_transformer import ICLTrainConfig
 
     progress = progress or (lambda *a, **k: None)
     n_seeds = sizes(scale, smoke=1, small=3)
-    config = ICLTrainConfig(d=5, n_context=16, n_query=4, task="linear",
-                            steps=sizes(scale, smoke=150, small=1200))
-    model_kwargs = {"d_model": 32, "n_layers": sizes(scale, smoke=2, small=3), "n_heads": 2,
-                    "max_len": 20}
+    config = ICLTrainConfig(**_TRAINED_TASK, steps=sizes(scale, smoke=60, small=1400))
+    model_kwargs = {**_TRAINED_MODEL, "n_layers": sizes(scale, smoke=2, small=3)}
     rows = []
     for i in range(n_seeds):
-        r = _train_pair(seed + i, config, model_kwargs, sizes(scale, smoke=500, small=2000))
+        r = _train_arms(seed + i, config, model_kwargs, sizes(scale, smoke=300, small=2000))
         rows.append({"seed": seed + i, **r, "ratio": r["causal"] / r["prefix"]})
         progress((i + 1) / n_seeds, f"seed {seed + i}")
-    prefix = np.array([r["prefix"] for r in rows])
-    causal = np.array([r["causal"] for r in rows])
-    metrics = {"ratio": float(np.mean(causal) / np.mean(prefix)),
-               "lsq_mse": float(np.mean([r["lsq"] for r in rows])),
-               "online_gd_mse": float(np.mean([r["online_gd"] for r in rows])),
-               "steps": config.steps}
-    if n_seeds >= 2:
-        metrics["log_ratio"] = Estimate.mean_of(np.log(causal / prefix))
-        metrics["prefix_mse"] = Estimate.mean_of(prefix)
-        metrics["causal_mse"] = Estimate.mean_of(causal)
-    else:
-        metrics["prefix_mse"], metrics["causal_mse"] = float(prefix[0]), float(causal[0])
+    metrics = _trained_metrics(rows)
+    metrics["steps"] = config.steps
     Figure = _figure()
     fig = Figure(figsize=(5.5, 4.0))
     ax = fig.add_subplot(1, 1, 1)
     xs = np.arange(len(rows))
-    ax.bar(xs - 0.2, prefix, 0.4, label="prefixLM")
-    ax.bar(xs + 0.2, causal, 0.4, label="causalLM")
+    for k, (arm, label) in enumerate((("prefix", "prefixLM"), ("causal", "causalLM"),
+                                      ("prefix_null", "prefixLM, 2nd init (null)"))):
+        ax.bar(xs + 0.27 * (k - 1), [r[arm] for r in rows], 0.27, label=label)
+    ax.axhline(metrics["online_gd_mse"], color="k", ls=":", lw=0.8,
+               label="online GD (causal limit)")
     ax.set_xticks(xs, [str(r["seed"]) for r in rows])
     ax.set_xlabel("seed")
     ax.set_ylabel("held-out query MSE")
@@ -260,4 +362,5 @@ def trained_prefix_vs_causal(scale: Scale, seed: int, progress=None) -> Measurem
     fig.tight_layout()
     return Measurement(metrics=metrics, figure=fig, tables={"per_seed": rows},
                        notes=f"{config.steps} AdamW steps of batch {config.batch}; "
-                             "E[y^2] = d = 5 for the predict-zero baseline.")
+                             f"E[y^2] = d = {config.d} for the zero predictor; least squares "
+                             "is exact (MSE 0) with n > d, noiseless.")

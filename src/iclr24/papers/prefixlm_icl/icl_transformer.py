@@ -7,13 +7,16 @@ embedding; pre-LN blocks (LN -> multi-head attention -> residual -> LN -> GELU M
 Loss: squared error on query positions only (the in-context targets are inputs, not labels).
 The two models differ *only* in the boolean attention mask (:func:`make_icl_mask`).
 
-Scaled down for a 2-core CPU (the paper/official defaults in brackets): d_model 64 [512],
-4 layers [12], 4 heads [8], d = 8 [16-ish], 24 examples + 8 queries [40 + 20], AdamW lr 1e-3
-[1e-4] with 20% linear warm-up and cosine decay, a few thousand steps [5000 x 100] of fresh
-prompts, batch 64. Only the final layer is read out (the official code also trains per-layer
-probes with stop-gradient; they do not affect the final prediction). ``shared_block=True`` reuses
-one block in every layer (the paper's "SL" variant). The T5 / PaLM-2 / PaLI-X experiments
-(Sec. 5.3) need pre-trained large models and are not imitated here.
+Defaults of :class:`ICLTransformer` / :class:`ICLTrainConfig` are the spec's laptop setting
+(the paper/official defaults in brackets): d_model 64 [512], 4 layers [12], 4 heads [8], d = 8
+[16-ish], 24 examples + 8 queries [40 + 20], AdamW lr 1e-3 [1e-4] with 20% linear warm-up and
+cosine decay, 3 000 steps [5000 x 100] of fresh prompts, batch 64. The claim
+``trained_prefix_vs_causal`` runs a smaller model to fit its CPU budget (d_model 32, 3 layers,
+2 heads, d = 5, 16 + 4, 1 400 steps; see its docstring). Only the final layer is read out
+(the official code also trains per-layer probes with stop-gradient; they do not affect the final
+prediction). ``shared_block=True`` reuses one block in every layer (the paper's "SL" variant).
+The T5 / PaLM-2 / PaLI-X experiments (Sec. 5.3) need pre-trained large models and are not
+imitated here.
 """
 
 from __future__ import annotations
@@ -85,7 +88,8 @@ class ICLTransformer(nn.Module):
 
     d_x: input dimension d; d_y: width of the y slot (1 for regression, K for multiclass);
     max_len: longest prompt (positional-embedding table size). ``mask``: 'prefix' or 'causal'.
-    forward(tokens: (batch, n + m, d_y + d_x), n_context=n) -> (batch, m, d_y) query predictions.
+    forward(tokens: (batch, n + m, d_y + d_x), n_context=n) -> (batch, m, d_y) query predictions;
+    tokens must be finite floats (another float dtype is cast to the parameters' dtype).
     """
 
     def __init__(self, d_x: int, d_model: int = 64, n_layers: int = 4, n_heads: int = 4,
@@ -111,6 +115,12 @@ class ICLTransformer(nn.Module):
     def forward(self, tokens: torch.Tensor, n_context: int) -> torch.Tensor:
         if not isinstance(tokens, torch.Tensor) or tokens.ndim != 3:
             raise ValueError("tokens must be a tensor of shape (batch, n + m, d_y + d_x)")
+        if not tokens.is_floating_point():
+            raise TypeError(f"tokens must be a floating-point tensor, got dtype {tokens.dtype}")
+        if not bool(torch.isfinite(tokens).all()):
+            raise ValueError("tokens must be finite (found NaN or inf)")
+        # another float width (e.g. float64 from numpy) is cast to the parameters' dtype
+        tokens = tokens.to(self.embed.weight.dtype)
         if tokens.shape[-1] != self.d_y + self.d_x:
             raise ValueError(f"tokens' last dim must be d_y + d_x = {self.d_y + self.d_x}, "
                              f"got {tokens.shape[-1]}")
