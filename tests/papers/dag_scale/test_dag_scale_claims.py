@@ -2,44 +2,65 @@ import numpy as np
 import pytest
 
 from iclr24.claims import FAILS, HOLDS, INCONCLUSIVE, Estimate
-from iclr24.kits.replications import replicate
 from iclr24.papers.dag_scale import run_learner, simulate_linear_sem
 from iclr24.papers.dag_scale.claims import learners_under_rescaling, population_scale_attack
-from iclr24.papers.dag_scale.experiments import learners_replication, population_replication
 
 VERDICTS = {HOLDS, FAILS, INCONCLUSIVE}
 
 
-def test_population_claim_smoke():
-    m = population_scale_attack("smoke", 0)
-    assert {"target_wins", "consistent_after", "ll_shift_spread"} <= set(m.metrics)
-    assert population_scale_attack.verdict(m.metrics, "smoke") in VERDICTS
+def test_population_claim_smoke_and_null_arms(check_smoke_claim):
+    m = check_smoke_claim(population_scale_attack, [
+        "target_wins", "consistent_after", "consistent_before", "ll_shift_spread",
+        "target_wins_unattacked", "consistent_after_unattacked", "target_wins_random_rescale",
+        "consistent_after_random_rescale", "varsortability_before", "varsortability_after"])
+    # the attack makes its target win; the null arms (this run) do not
+    assert m.metrics["target_wins"] == 1.0
+    assert m.metrics["target_wins_unattacked"] == 0.0        # equal variances: truth wins
+    assert m.metrics["consistent_after_unattacked"] == 1.0
+    assert m.metrics["target_wins_random_rescale"] < 0.5
+    assert population_scale_attack.verdict(m.metrics, "smoke") == HOLDS
+    # each null arm in the attack's place: the rule with its control must not hold
+    for arm in ("_unattacked", "_random_rescale"):
+        null = {**m.metrics, "target_wins": m.metrics[f"target_wins{arm}"],
+                "consistent_after": m.metrics[f"consistent_after{arm}"]}
+        for scale in ("smoke", "small"):
+            assert population_scale_attack.verdict(null, scale) != HOLDS
 
 
-def test_learners_claim_smoke():
-    m = learners_under_rescaling("smoke", 0)
-    assert {"shd_increase_ls", "pc_change", "shd_increase_golem_nv",
-            "shd_increase_golem_ev"} <= set(m.metrics)
-    assert learners_under_rescaling.verdict(m.metrics, "smoke") in VERDICTS
+def test_population_control_blocks_a_passing_null():
+    good = {"consistent_before": 1.0, "target_wins": 1.0, "consistent_after": 0.0,
+            "ll_shift_spread": 0.0, "target_wins_unattacked": 0.0,
+            "target_wins_random_rescale": 0.0}
+    assert population_scale_attack.verdict(good, "small") == HOLDS
+    assert population_scale_attack.verdict({**good, "target_wins": 0.5}, "small") == FAILS
+    for bad in ({"target_wins_random_rescale": 1.0}, {"target_wins_unattacked": 1.0},
+                {"consistent_before": 0.5}):
+        j = population_scale_attack.judge({**good, **bad}, "small")
+        assert j.verdict == INCONCLUSIVE and "test bed cannot tell" in j.reason
 
 
-def test_negative_control_population_without_attack():
-    reps = replicate(population_replication, 10, 0, 5, attack=False)
-    metrics = {k: float(np.mean([r[k] for r in reps]))
-               for k in ("consistent_before", "consistent_after", "target_wins")}
-    metrics["ll_shift_spread"] = max(r["ll_shift_spread"] for r in reps)
-    assert metrics["target_wins"] < 0.5
-    assert population_scale_attack.verdict(metrics, "small") != HOLDS
+def test_learners_claim_smoke_and_resample_null(check_smoke_claim):
+    m = check_smoke_claim(learners_under_rescaling, [
+        "shd_increase_ls", "pc_change", "shd_increase_golem_nv", "shd_increase_golem_ev",
+        "shd_increase_ls_resample"])
+    assert {r["shd_dagma_ls_resample"] >= 0 for r in m.tables["seeds"]} == {True}
+    # the resample null (this run) in the attack's place: not holds at either scale
+    null = {**m.metrics, "shd_increase_ls": m.metrics["shd_increase_ls_resample"]}
+    for scale in ("smoke", "small"):
+        assert learners_under_rescaling.verdict(null, scale) != HOLDS
 
 
-def test_negative_control_learners_without_attack():
-    reps = replicate(learners_replication, 3, 0, 4, 200, attack=False,
-                     dagma_iter=(2000, 4000))
-    raw = np.array([r["shd_dagma_ls_raw"] for r in reps], float)
-    att = np.array([r["shd_dagma_ls_attacked"] for r in reps], float)
-    metrics = {"shd_increase_ls": Estimate.difference(att, raw, paired=True),
-               "pc_change": Estimate.mean_of([r["pc_change"] for r in reps])}
-    assert learners_under_rescaling.verdict(metrics, "small") != HOLDS
+def test_learners_rule_and_control():
+    def est(values):
+        return Estimate.mean_of(values)
+    good = {"shd_increase_ls": est([10, 12, 11, 9, 13]), "pc_change": est([0, 0, 0, 0, 0]),
+            "shd_increase_ls_resample": est([0, 1, 0, -1, 0])}
+    assert learners_under_rescaling.verdict(good, "small") == HOLDS
+    assert learners_under_rescaling.verdict(
+        {**good, "shd_increase_ls": est([0, 1, -1, 0, 0])}, "small") == FAILS
+    j = learners_under_rescaling.judge(
+        {**good, "shd_increase_ls_resample": est([10, 12, 11, 9, 13])}, "small")
+    assert j.verdict == INCONCLUSIVE and "test bed cannot tell" in j.reason
 
 
 def test_pc_is_scale_invariant_and_learner_errors():

@@ -15,7 +15,9 @@ def _metrics(reps):                                  # as nonlinear_rescaling bu
     col = {k: np.array([r[k] for r in reps], dtype=float) for k in reps[0]}
     return {"shd_increase_mlp": Estimate.difference(col["shd_mlp_rescaled"],
                                                     col["shd_mlp_raw"], paired=True),
-            "pc_change": Estimate.mean_of(col["pc_change"])}
+            "pc_change": Estimate.mean_of(col["pc_change"]),
+            "shd_change_mlp_reseed": Estimate.difference(col["shd_mlp_reseed"],
+                                                         col["shd_mlp_raw"], paired=True)}
 
 
 def test_nonlinear_pipeline_tiny():
@@ -24,6 +26,29 @@ def test_nonlinear_pipeline_tiny():
         assert 0 <= r["shd_mlp_raw"] <= 6 and 0 <= r["shd_mlp_rescaled"] <= 6
         assert r["pc_change"] == 0                   # PC with Fisher-z ignores the scale
     assert nonlinear_rescaling.verdict(_metrics(reps), "small") in VERDICTS
+
+
+def test_reseed_null_in_the_methods_place_is_not_holds():
+    # the null arm measured in the pipeline (raw data, another torch seed) as the method
+    reps = replicate(nonlinear_replication, 2, 2, 3, 100, **TINY)
+    m = _metrics(reps)
+    assert all(0 <= r["shd_mlp_reseed"] <= 6 for r in reps)
+    null = {**m, "shd_increase_mlp": m["shd_change_mlp_reseed"]}
+    assert nonlinear_rescaling.verdict(null, "small") != HOLDS
+
+
+def test_nonlinear_rule_and_control():
+    def est(values):
+        return Estimate.mean_of(values)
+    good = {"shd_increase_mlp": est([3, 4, 5]), "pc_change": est([0, 0, 0]),
+            "shd_change_mlp_reseed": est([1, -1, 0])}
+    assert nonlinear_rescaling.verdict(good, "small") == HOLDS
+    assert nonlinear_rescaling.verdict({**good, "shd_increase_mlp": est([-3, -4, -5])},
+                                       "small") == FAILS
+    j = nonlinear_rescaling.judge({**good, "shd_change_mlp_reseed": est([3, 4, 5])}, "small")
+    assert j.verdict == INCONCLUSIVE and "test bed cannot tell" in j.reason
+    j = nonlinear_rescaling.judge({**good, "shd_change_mlp_reseed": float("nan")}, "small")
+    assert j.verdict == INCONCLUSIVE
 
 
 def test_negative_control_identity_rescaling():

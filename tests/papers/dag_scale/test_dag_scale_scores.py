@@ -101,6 +101,10 @@ def test_shd_and_varsortability_known_answers():
     E = T.copy()
     E[0, 2] = 1
     assert shd(E, T) == 1                                         # one insertion
+    with pytest.raises(ValueError, match="B_est must be finite"):
+        shd(np.where(T == 1, np.nan, 0.0), T)
+    with pytest.raises(ValueError, match="B_true must be finite"):
+        shd(T, np.where(T == 1, np.inf, 0.0))
     assert varsortability([1.0, 2.0, 3.0], T) == 1.0
     assert varsortability([3.0, 2.0, 1.0], T) == 0.0
     assert varsortability([1.0, 1.0, 1.0], T) == 0.5
@@ -122,3 +126,61 @@ def test_errors():
         simulate_dag(4, 2, "BA", np.random.default_rng(0))
     with pytest.raises(ValueError, match="noise variances"):
         population_covariance(np.zeros((2, 2)), [1.0, -1.0])
+    with pytest.raises(ValueError, match="noise variances"):
+        population_covariance(np.zeros((2, 2)), [1.0, np.nan])
+    with pytest.raises(ValueError, match="B must be finite"):
+        population_covariance(np.array([[0, np.nan], [0, 0]]), 1.0)
+    with pytest.raises(ValueError, match="B must be a square"):
+        population_covariance(np.zeros((2, 3)), 1.0)
+
+
+def _varsortability_by_enumeration(v, A):
+    """Reisach et al.'s count, written independently: every (i, j, k) such that some directed
+    path of exactly k edges leads from i to j, once, scored 1 / 0.5 / 0 by var_j / var_i."""
+    d = len(v)
+    reach = {(i, i, 0) for i in range(d)}
+    for k in range(1, d):
+        reach |= {(i, j, k) for (i, m, kk) in reach if kk == k - 1
+                  for j in range(d) if A[m, j]}
+    num = den = 0.0
+    for i, j, k in reach:
+        if k == 0:
+            continue
+        r = v[j] / v[i]
+        num += 1.0 if r > 1 + 1e-9 else 0.5 if r > 1 - 1e-9 else 0.0
+        den += 1
+    return num / den
+
+
+def test_varsortability_counts_node_pairs_not_paths():
+    # diamond 0 -> {1, 2} -> 3: the pair (0, 3) is joined by two paths of length 2 and counts
+    # once (Reisach et al.'s code); counting paths would give 2 / 6 instead of 2 / 5.
+    A = np.zeros((4, 4))
+    A[0, 1] = A[0, 2] = A[1, 3] = A[2, 3] = 1.0
+    assert varsortability([5.0, 6.0, 7.0, 1.0], A) == pytest.approx(2 / 5)
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        B = simulate_dag(6, 3, "ER", rng)
+        if not (B != 0).any():
+            continue
+        v = rng.uniform(0.5, 3.0, 6)
+        v[rng.integers(6)] = v[0]                                 # include some exact ties
+        assert varsortability(v, B) == pytest.approx(_varsortability_by_enumeration(v, B != 0))
+
+
+def test_varsortability_relative_tie_and_bad_inputs():
+    T = np.array([[0, 1.0], [0, 0]])
+    assert varsortability([1e6, 1e6 * (1 + 1e-12)], T) == 0.5    # a relative tie
+    assert varsortability([1e-6, 2e-6], T) == 1.0                 # tiny variances still ordered
+    with pytest.raises(ValueError, match="B must be finite"):
+        varsortability([1.0, 2.0], np.array([[0, np.nan], [0, 0]]))
+    with pytest.raises(ValueError, match="variances"):
+        varsortability([0.0, 2.0], T)
+    with pytest.raises(ValueError, match="variances"):
+        varsortability([np.nan, 2.0], T)
+    with pytest.raises(ValueError, match="B must have shape"):
+        varsortability([1.0, 2.0, 3.0], T)
+    with pytest.raises(ValueError, match="tol"):
+        varsortability([1.0, 2.0], T, tol=-1.0)
+    with pytest.raises(ValueError, match="no edges"):
+        varsortability([1.0, 2.0], np.zeros((2, 2)))

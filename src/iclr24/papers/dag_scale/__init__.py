@@ -10,7 +10,7 @@ How the code maps to the paper:
 - ``metrics``: SHD, varsortability;
 - ``learners``: DAGMA (square loss), DAGMA-nonlinear (MLPs, log-MSE score), PC and GOLEM
   behind one call;
-- ``experiments``: one replication of each claim.
+- ``experiments``: one replication of each claim, with its null arm.
 
 - ``golem``: a compact GOLEM-EV/NV (likelihood score + soft DAG penalty, L-BFGS-B).
 
@@ -18,8 +18,9 @@ Out of reach: the paper's real data (e.g. Sachs) - nothing ships offline - and N
 GraN-DAG (gcastle does not install with our torch). The ``nonlinear_rescaling`` claim runs
 DAGMA-nonlinear with ~4% of its default Adam steps (at a 10x step size) on d = 5, n = 500
 (the spec: d = 8, n = 1000): one default fit would take ~13 min of CPU here, and even the
-reduced run (260 s of CPU for 6 fits) is beyond the smoke budget, so that claim runs at small
-and full only.
+reduced run (260 s of CPU for 6 fits, before its null arm added 3 more) is beyond the smoke
+budget, so that claim runs at small and full only. ``varsortability`` counts node pairs per
+path length as Reisach et al.'s reference code does (not every path).
 """
 
 from .golem import golem, golem_score

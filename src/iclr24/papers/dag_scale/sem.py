@@ -25,8 +25,15 @@ def _check_rng(rng):
 
 
 def is_dag(B: np.ndarray) -> bool:
-    """True if the weighted adjacency B (d, d) has no directed cycle."""
-    A = (np.asarray(B) != 0).astype(float)
+    """True if the weighted adjacency B (d, d) has no directed cycle. B must be square and
+    finite (a NaN weight is neither an edge nor a non-edge)."""
+    W = np.asarray(B, dtype=float)
+    if W.ndim != 2 or W.shape[0] != W.shape[1]:
+        raise ValueError(f"B must be a square (d, d) matrix, got shape {W.shape}")
+    if not np.all(np.isfinite(W)):
+        raise ValueError("B must be finite: a NaN or infinite weight is not an edge or a "
+                         "non-edge")
+    A = (W != 0).astype(float)
     d = A.shape[0]
     reach = A.copy()
     for _ in range(d):
@@ -68,11 +75,11 @@ def population_covariance(B: np.ndarray, noise_var) -> np.ndarray:
     """Sigma = (I - B)^{-T} D (I - B)^{-1} for the linear SEM X = X B + N."""
     B = np.asarray(B, dtype=float)
     d = B.shape[0]
-    if B.shape != (d, d) or not is_dag(B):
+    if not is_dag(B):
         raise ValueError("B must be a square adjacency matrix of a DAG")
     D = np.broadcast_to(np.asarray(noise_var, dtype=float), (d,))
-    if np.any(D <= 0):
-        raise ValueError("noise variances must be positive")
+    if not np.all(np.isfinite(D) & (D > 0)):
+        raise ValueError(f"noise variances must be positive and finite, got {noise_var!r}")
     inv = np.linalg.inv(np.eye(d) - B)
     return inv.T @ np.diag(D) @ inv
 
