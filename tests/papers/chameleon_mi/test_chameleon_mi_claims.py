@@ -1,13 +1,16 @@
-"""Smoke runs of the Chameleon claims and negative controls of their rules."""
+"""Smoke runs of the Chameleon claims, their null arms (negative controls) and their rules."""
 
 import math
 
 import numpy as np
 import pytest
 
-from iclr24.claims import Estimate, Scale
+from iclr24.claims import Estimate, Scale, seed_difference
 from iclr24.papers.chameleon_mi.claims import (
-    _paired_gain,
+    _config,
+    _label_only_measurement,
+    _null_does_not_pass,
+    _ratio,
     adaptive_vs_fixed_poison,
     label_only_tpr,
 )
@@ -15,56 +18,116 @@ from iclr24.papers.chameleon_mi.claims import (
 VERDICTS = ("holds", "fails", "inconclusive")
 
 
+@pytest.fixture(scope="module")
+def smoke():
+    return {c.name: c(Scale.SMOKE, 0) for c in (label_only_tpr, adaptive_vs_fixed_poison)}
+
+
+def _value(v):
+    return v.value if isinstance(v, Estimate) else v
+
+
 @pytest.mark.parametrize("claim_obj,keys", [
     (label_only_tpr, {"gain_vs_aug", "gain_vs_gap", "ratio_vs_aug", "tpr_chameleon", "tpr_gap",
-                      "tpr_aug", "auc_chameleon", "target_acc_poisoned"}),
+                      "tpr_aug", "auc_chameleon", "target_acc_poisoned", "tpr_nopoison",
+                      "nopoison_gain_vs_aug", "nopoison_gain_vs_gap", "nopoison_ratio_vs_aug"}),
     (adaptive_vs_fixed_poison, {"gain_vs_fixed1", "gain_vs_fixedmax", "tpr_adaptive",
-                                "budget_adaptive"}),
+                                "budget_adaptive", "tpr_shuffled", "shuffled_gain_vs_fixed1",
+                                "shuffled_gain_vs_fixedmax", "budget_shuffled"}),
 ], ids=lambda c: getattr(c, "name", ""))
-def test_smoke_claim_runs(claim_obj, keys):
-    m = claim_obj(Scale.SMOKE, 0)
+def test_smoke_claim_runs(smoke, claim_obj, keys):
+    m = smoke[claim_obj.name]
     assert keys <= set(m.metrics)
-    assert all(math.isfinite(v.value if isinstance(v, Estimate) else v)
-               for v in m.metrics.values())
+    assert all(math.isfinite(_value(v)) for v in m.metrics.values())
     assert claim_obj.verdict(m.metrics, Scale.SMOKE) in VERDICTS
     assert m.figure is not None
+    assert m.metrics["replicates"] == _config(Scale.SMOKE)["replicates"]
 
 
-def _null_scores(seed=0, n=2400):
-    rng = np.random.default_rng(seed)
-    members = np.repeat([1, 0], n // 2)
-    base = np.round(rng.random(n) * 8) / 8 + 0.05 * members  # a weak, tied baseline score
-    return members, base
+def test_shuffled_counts_spend_the_adaptive_budget(smoke):
+    m = smoke[adaptive_vs_fixed_poison.name].metrics
+    assert m["budget_shuffled"] == m["budget_adaptive"]
+    assert m["budget_fixedmax"] >= m["budget_adaptive"]
 
 
-def test_negative_control_baseline_as_chameleon():
-    members, base = _null_scores()
-    cols = np.stack([base, base, base], axis=1)  # "Chameleon" = the augmentation attack
-    gain = _paired_gain(cols, members, 0, 2, 0.01, 200, 0)
-    assert gain.value == 0 and gain.low == 0 and gain.high == 0
-    metrics = {"gain_vs_aug": gain, "gain_vs_gap": gain, "ratio_vs_aug": 1.0}
-    assert label_only_tpr.verdict(metrics, "small") == "fails"
+def _substitute(metrics, mapping):
+    out = dict(metrics)
+    out.update({k: metrics[v] for k, v in mapping.items()})
+    return out
 
 
-def test_negative_control_unselected_queries():
-    # Chameleon with its key step removed behaves like a noisier copy of the baseline
-    members, base = _null_scores(1)
-    noisy = base + np.random.default_rng(2).normal(0, 0.01, base.size)
-    gain = _paired_gain(np.stack([noisy, base, base], 1), members, 0, 2, 0.01, 300, 0)
-    metrics = {"gain_vs_aug": gain, "gain_vs_gap": gain, "ratio_vs_aug": 1.0}
-    assert label_only_tpr.verdict(metrics, "small") != "holds"
+def test_negative_control_no_poison_arm_at_smoke(smoke):
+    # the null arm measured in the run (neighbourhood queries, poisoning off) judged as Chameleon
+    m = smoke[label_only_tpr.name].metrics
+    null = _substitute(m, {"gain_vs_aug": "nopoison_gain_vs_aug",
+                           "gain_vs_gap": "nopoison_gain_vs_gap",
+                           "ratio_vs_aug": "nopoison_ratio_vs_aug"})
+    assert label_only_tpr.verdict(null, Scale.SMOKE) != "holds"
 
 
-def test_negative_control_fixed_counts_as_adaptive():
-    members, base = _null_scores(3)
-    gain = _paired_gain(np.stack([base, base, base], 1), members, 0, 1, 0.01, 200, 0)
+def test_negative_control_shuffled_counts_at_smoke(smoke):
+    m = smoke[adaptive_vs_fixed_poison.name].metrics
+    null = _substitute(m, {"gain_vs_fixed1": "shuffled_gain_vs_fixed1",
+                           "gain_vs_fixedmax": "shuffled_gain_vs_fixedmax"})
+    assert adaptive_vs_fixed_poison.verdict(null, Scale.SMOKE) != "holds"
+
+
+def test_control_makes_a_passing_null_inconclusive():
+    good = seed_difference([0.5, 0.6, 0.55], [0.05, 0.06, 0.04])
+    bad = seed_difference([0.05, 0.06, 0.04], [0.05, 0.06, 0.05])
+    base = {"gain_vs_aug": good, "gain_vs_gap": good, "ratio_vs_aug": 10.0,
+            "nopoison_gain_vs_aug": bad, "nopoison_gain_vs_gap": bad,
+            "nopoison_ratio_vs_aug": 1.0}
+    assert label_only_tpr.verdict(base, "small") == "holds"
+    passing_null = {**base, "nopoison_gain_vs_aug": good, "nopoison_gain_vs_gap": good,
+                    "nopoison_ratio_vs_aug": 10.0}
+    assert label_only_tpr.verdict(passing_null, "small") == "inconclusive"
+    worse = seed_difference([0.01, 0.02, 0.01], [0.3, 0.35, 0.32])
+    assert label_only_tpr.verdict({**base, "gain_vs_aug": worse}, "small") == "fails"
+    # an interval over seeds that straddles 0 does not hold
+    assert label_only_tpr.verdict({**base, "gain_vs_aug": bad}, "small") != "holds"
+    abl = {"gain_vs_fixed1": good, "gain_vs_fixedmax": good,
+           "shuffled_gain_vs_fixed1": bad, "shuffled_gain_vs_fixedmax": good}
+    assert adaptive_vs_fixed_poison.verdict(abl, "small") == "holds"
     assert adaptive_vs_fixed_poison.verdict(
-        {"gain_vs_fixed1": gain, "gain_vs_fixedmax": gain}, "small") == "fails"
+        {**abl, "shuffled_gain_vs_fixed1": good}, "small") == "inconclusive"
+    # one seed's interval-free difference of 0 does not pass "> 0"
+    assert adaptive_vs_fixed_poison.verdict({**abl, "gain_vs_fixed1": 0.0}, "small") == "fails"
 
 
-def test_rules_hold_on_a_real_separation():
-    members, base = _null_scores(4)
-    strong = members + np.random.default_rng(5).normal(0, 0.3, members.size)
-    gain = _paired_gain(np.stack([strong, base, base], 1), members, 0, 2, 0.01, 200, 0)
-    assert label_only_tpr.verdict({"gain_vs_aug": gain, "gain_vs_gap": gain,
-                                   "ratio_vs_aug": 10.0}, "small") == "holds"
+def test_ratio_floors_the_denominator():
+    assert _ratio([0.3, 0.5], [0.1, 0.1], 0.01) == pytest.approx(4.0)
+    assert _ratio([0.3], [0.0], 0.01) == pytest.approx(30.0)
+
+
+def _synthetic_run(rng, chameleon_strength, n_points=24, n_targets=10):
+    members = np.tile(np.repeat([1, 0], n_points // 2), n_targets)
+    weak = rng.normal(0, 1, members.size) + 0.3 * members
+    strong = rng.normal(0, 1, members.size) + chameleon_strength * members
+    return {"scores": {"chameleon": strong, "gap": (weak > 0).astype(float),
+                       "augmentation": weak, "nopoison": weak + rng.normal(0, 0.1, weak.size)},
+            "members": members, "counts": np.ones(n_points, int), "acc_poisoned": 0.9,
+            "acc_clean": 0.92, "neighbourhood": 10.0}
+
+
+def test_measurement_over_replicates_separates_method_and_null():
+    cfg = {**_config(Scale.SMOKE), "replicates": 3}
+    rng = np.random.default_rng(0)
+    strong = _label_only_measurement(cfg, [_synthetic_run(rng, 4.0) for _ in range(3)])
+    assert isinstance(strong.metrics["gain_vs_aug"], Estimate)
+    assert strong.metrics["gain_vs_aug"].n == 3
+    assert label_only_tpr.verdict(strong.metrics, "small") == "holds"
+    # Chameleon's column carrying no more membership signal than the baseline: not holds
+    rng = np.random.default_rng(1)
+    null = _label_only_measurement(cfg, [_synthetic_run(rng, 0.3) for _ in range(3)])
+    assert label_only_tpr.verdict(null.metrics, "small") != "holds"
+
+
+def test_null_does_not_pass_reads_the_prefixed_metrics():
+    control = _null_does_not_pass("a_b > 0 and c >= 3", "null_")
+    assert "null_a_b > 0 and null_c >= 3" in control.__doc__
+    straddle = Estimate(0.0, -0.1, 0.1, 3, 0.95, "t")
+    up = Estimate(0.2, 0.1, 0.3, 3, 0.95, "t")
+    assert control({"a_b": up, "c": 9.0, "null_a_b": up, "null_c": 9.0}) is False
+    assert control({"null_a_b": straddle, "null_c": 9.0}) is True  # unknown is "not passing"
+    assert control({"null_a_b": up, "null_c": 1.0}) is True

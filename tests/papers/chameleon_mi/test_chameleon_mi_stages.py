@@ -200,3 +200,55 @@ def test_attack_validates_shadow_count():
         ChameleonAttack(MLPTrainer(epochs=1), 10, n_shadow=5).fit(X, np.zeros(20, int),
                                                                   np.arange(3),
                                                                   np.random.default_rng(0))
+
+
+def test_membership_metrics_rejects_one_class_and_bad_fprs():
+    s = np.linspace(0, 1, 20)
+    with pytest.raises(ValueError, match="is_member must contain both"):
+        membership_metrics(s, np.ones(20, bool))  # no non-members: AUC would be NaN
+    with pytest.raises(ValueError, match="is_member must contain both"):
+        membership_metrics(s, np.zeros(20, bool))
+    m = np.arange(20) % 2 == 0
+    for bad in ((2.0,), (0.0,), (0.1, -0.01), (float("nan"),)):
+        with pytest.raises(ValueError, match="fprs must be"):
+            membership_metrics(s, m, fprs=bad)
+    with pytest.raises(ValueError, match="scores contains NaN"):
+        membership_metrics(np.r_[s[:-1], np.nan], m)
+    assert membership_metrics(s, m, fprs=(0.5,))["tpr_at_fpr"][0.5] is None  # 10 < 10/0.5
+
+
+def test_stage_one_rejects_nan_features_and_out_of_range_labels():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    y = rng.integers(0, 3, 30)
+    chal = np.arange(4)
+    Xnan = X.copy()
+    Xnan[2, 1] = np.nan  # used to give counts [0, 0, 0, 0] silently
+    with pytest.raises(ValueError, match="X contains NaN"):
+        adaptive_poison_counts(_Recorder(), Xnan, y, chal, 3, n_shadow=2, k_max=2, rng=rng)
+    with pytest.raises(ValueError, match="X contains NaN"):
+        make_poison_set(Xnan, y, chal, np.ones(4, int), 3)
+    ybig = y.copy()
+    ybig[1] = 3  # label C: (3 + 1) mod 3 = 1 used to be poisoned silently
+    with pytest.raises(ValueError, match=r"y must lie in \[0, num_classes=3\)"):
+        adaptive_poison_counts(_Recorder(), X, ybig, chal, 3, n_shadow=2, k_max=2, rng=rng)
+    with pytest.raises(ValueError, match=r"y must lie in \[0, num_classes=3\)"):
+        make_poison_set(X, ybig, chal, np.ones(4, int), 3)
+    with pytest.raises(ValueError, match="y must lie"):
+        label_flip(np.array([-1, 0]), 3)
+    with pytest.raises(TypeError, match="y must hold integer"):
+        make_poison_set(X, y.astype(float), chal, np.ones(4, int), 3)
+    with pytest.raises(ValueError, match="num_classes must be"):
+        label_flip(np.array([0]), 1)
+    with pytest.raises(ValueError, match=r"y must have shape \(30,\)"):
+        adaptive_poison_counts(_Recorder(), X, y[:10], chal, 3, n_shadow=2, rng=rng)
+    assert np.array_equal(label_flip(np.array([0, 1, 2]), 3), [1, 2, 0])
+
+
+def test_attack_fit_rejects_nan_features():
+    from iclr24.kits.small_classifiers import MLPTrainer
+
+    X = np.full((20, 64), np.nan)
+    with pytest.raises(ValueError, match="X contains NaN"):
+        ChameleonAttack(MLPTrainer(epochs=1), 10, n_shadow=2).fit(
+            X, np.zeros(20, int), np.arange(3), np.random.default_rng(0))

@@ -134,3 +134,22 @@ def test_sampler_and_density_errors(gauss):
         tv_1d(np.ones(3), np.ones(4), np.arange(3.0))
     with pytest.raises(ValueError, match="cov2"):
         gaussian_kl(0.0, 1.0, 0.0, -1.0)
+
+
+def _nan_score(x, ab):
+    s = GaussianMixture([1.0], [0.0], [1.0]).score(x, ab)
+    s[0] = np.nan
+    return s
+
+
+@pytest.mark.parametrize("run", [
+    lambda: sample_ode(_nan_score, li_schedule(50), 4, 1, np.random.default_rng(0)),
+    lambda: sample_ddpm(_nan_score, li_schedule(50), 4, 1, np.random.default_rng(0)),
+    lambda: pushforward_density_1d(_nan_score, li_schedule(50), 100),
+    lambda: propagate_density_1d(_nan_score, li_schedule(50), np.linspace(-8, 8, 256)),
+    lambda: propagate_density_1d(lambda x, ab: np.full(x.shape, np.inf), li_schedule(50),
+                                 np.linspace(-8, 8, 256), noise=None),
+])
+def test_non_finite_score_is_refused_not_propagated(run):
+    with pytest.raises(ValueError, match="score_fn returned a non-finite score"):
+        run()

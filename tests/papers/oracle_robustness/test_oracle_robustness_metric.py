@@ -18,11 +18,23 @@ def _b(*v):
     return torch.tensor(v, dtype=torch.bool)
 
 
-def test_fmr_is_accepted_accuracy_over_clean_accuracy():
+def test_fmr_is_the_retention_rate_on_clean_right_accepted_images():
     s = fmr_scores(_b(1, 1, 1, 0), _b(1, 0, 1, 1), _b(1, 1, 0, 1))
     assert s["SA"] == 0.75 and s["accept_rate"] == 0.75
     assert s["PA"] == pytest.approx(2 / 3)  # samples 0, 1, 3 accepted; 0 and 3 right
-    assert s["FMR"] == pytest.approx((2 / 3) / 0.75) and s["n"] == 4
+    assert s["PA_over_SA"] == pytest.approx((2 / 3) / 0.75) and s["n"] == 4
+    assert s["FMR"] == 0.5  # clean-right and accepted: 0, 1; still right after generation: 0
+
+
+def test_fmr_stays_a_rate_where_pa_over_sa_exceeds_one():
+    """The issue's case: the oracle accepts only the easy images, so the accepted-only accuracy
+    PA beats the whole-set SA and PA / SA > 1; FMR counts one population and stays <= 1."""
+    s = fmr_scores(_b(1, 0, 0, 0), _b(1, 1, 0, 0), _b(1, 1, 0, 0))
+    assert s["PA_over_SA"] == 4.0
+    assert s["FMR"] == 1.0
+    # an image right only after generation does not count for FMR (it was wrong when clean)
+    s = fmr_scores(_b(1, 1, 0), _b(0, 1, 1), _b(1, 1, 1))
+    assert s["FMR"] == 0.5 and s["PA"] == pytest.approx(2 / 3)
 
 
 def test_fmr_errors():
@@ -30,6 +42,8 @@ def test_fmr_errors():
         fmr_scores(_b(0, 0), _b(1, 1), _b(1, 1))
     with pytest.raises(ValueError, match="accepted no generated image"):
         fmr_scores(_b(1, 0), _b(1, 1), _b(0, 0))
+    with pytest.raises(ValueError, match="FMR is undefined"):
+        fmr_scores(_b(1, 0), _b(1, 1), _b(0, 1))
     with pytest.raises(ValueError, match="equal"):
         fmr_scores(_b(1, 0), _b(1), _b(1, 1))
     with pytest.raises(TypeError, match="bool"):

@@ -93,3 +93,34 @@ def test_bad_calls():
     wrong = OracleZoo([FixedLogits([0.0, 1.0])], ["a", "b", "c"])
     with pytest.raises(ValueError, match="oracle member 0 must return logits of shape"):
         wrong.log_probs(_x())
+
+
+def test_label_shifted_zoo_keeps_the_next_label():
+    """The null oracle reads label k from the members' class k + shift (mod K): it accepts and
+    penalises as if the image should be the shifted digit, with the same threshold."""
+    zoo = OracleZoo([FixedLogits([0.0, 3.0, 0.0]), FixedLogits([0.0, 2.0, 1.0])],
+                    ["a", "b", "c"], 0.4)
+    null = zoo.label_shifted(1)
+    x = _x(2)
+    y = torch.tensor([0, 1])
+    assert null.accept_threshold == 0.4 and len(null) == 2 and null.classes == zoo.classes
+    # the members favour class 1 ("b"); the shifted zoo asks member class y + 1
+    assert zoo.accepts(x, y).tolist() == [False, True]
+    assert null.accepts(x, y).tolist() == [True, False]
+    assert torch.allclose(null.penalty(x, y), zoo.penalty(x, (y + 1) % 3))
+    assert torch.allclose(zoo.label_shifted(-1).penalty(x, y), zoo.penalty(x, (y + 2) % 3))
+    xg = x.clone().requires_grad_(True)
+    null.penalty(xg, y).sum().backward()  # still differentiable: usable in generation
+    assert xg.grad is not None
+
+
+def test_label_shifted_zoo_errors():
+    zoo = OracleZoo([FixedLogits([0.0, 1.0])], ["a", "b"])
+    with pytest.raises(ValueError, match="shift"):
+        zoo.label_shifted(2)
+    with pytest.raises(ValueError, match="shift"):
+        zoo.label_shifted(0)
+    with pytest.raises(TypeError, match="shift"):
+        zoo.label_shifted(1.0)
+    with pytest.raises(TypeError, match="shift"):
+        zoo.label_shifted(True)

@@ -19,8 +19,10 @@ How the code maps to it.
 - :mod:`.attacks` (Stage III and baselines): :func:`chameleon_score`, :func:`gap_score`,
   :func:`augmentation_score`, :func:`membership_metrics` (AUC, balanced accuracy, TPR at
   FPR <= target, withheld below 10/FPR non-member trials), :class:`ChameleonAttack`.
-- ``claims.py``: ``label_only_tpr`` (Chameleon vs gap vs augmentation attack on the same targets)
-  and ``adaptive_vs_fixed_poison`` (the count ablation).
+- ``claims.py``: ``label_only_tpr`` (Chameleon vs gap vs augmentation attack on the same targets;
+  null arm: the neighbourhood queries on unpoisoned targets) and ``adaptive_vs_fixed_poison``
+  (the count ablation; null arm: the adaptive counts permuted across points), each decided over
+  independent replicates of all three stages (3 at small).
 
 Auditing use. Point :class:`ChameleonAttack` at a training pipeline you own (pass its
 ``train_fn(X, y, rng) -> predict_proba``) to measure how much a poisoning adversary could learn

@@ -97,6 +97,15 @@ def membership_metrics(scores: np.ndarray, is_member: np.ndarray,
     m = np.asarray(is_member, dtype=bool).ravel()
     if s.shape != m.shape:
         raise ValueError(f"scores and is_member must have equal sizes, got {s.size}, {m.size}")
+    if not np.all(np.isfinite(s)):
+        raise ValueError("scores contains NaN or infinite values")
+    if m.all() or not m.any():
+        raise ValueError(f"is_member must contain both members and non-members (AUC and FPR are "
+                         f"undefined otherwise), got {int(m.sum())} members of {m.size}")
+    fprs = tuple(fprs)
+    bad = [f for f in fprs if not 0 < f < 1]
+    if bad:
+        raise ValueError(f"fprs must be false-positive rates in (0, 1), got {bad}")
     n_neg = int((~m).sum())
     f, t, _ = roc_curve(m, s)
     out = {"auc": float(roc_auc_score(m, s)),

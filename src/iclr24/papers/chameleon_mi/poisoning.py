@@ -29,9 +29,35 @@ PredictProba = Callable[[np.ndarray], np.ndarray]
 TrainFn = Callable[[np.ndarray, np.ndarray, np.random.Generator], PredictProba]
 
 
+def _check_labels(y: np.ndarray, num_classes: int) -> np.ndarray:
+    """y must be integer labels in [0, num_classes): a label >= C would be silently wrapped by
+    the mod-C poison label into another class."""
+    y = np.asarray(y)
+    if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)) \
+            or num_classes < 2:
+        raise ValueError(f"num_classes must be an int >= 2, got {num_classes!r}")
+    if not np.issubdtype(y.dtype, np.integer):
+        raise TypeError(f"y must hold integer class labels, got dtype {y.dtype}")
+    if y.size and (y.min() < 0 or y.max() >= num_classes):
+        raise ValueError(f"y must lie in [0, num_classes={num_classes}), got labels in "
+                         f"[{y.min()}, {y.max()}]")
+    return y
+
+
+def _check_features(X: np.ndarray) -> np.ndarray:
+    """X must be a finite (n, d) array: NaN features give NaN confidences, which silently
+    compare false against t_p and freeze every count at 0."""
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D (n, d) array, got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X contains NaN or infinite features")
+    return X
+
+
 def label_flip(y: np.ndarray, num_classes: int) -> np.ndarray:
-    """The official poison label y' = (y + 1) mod C."""
-    return (np.asarray(y) + 1) % num_classes
+    """The official poison label y' = (y + 1) mod C (y checked to lie in [0, C))."""
+    return (_check_labels(y, num_classes) + 1) % num_classes
 
 
 def _check_challenge(n_rows: int, challenge_idx: np.ndarray) -> np.ndarray:
@@ -54,7 +80,7 @@ def make_poison_set(X: np.ndarray, y: np.ndarray, challenge_idx: np.ndarray, cou
 
     X: (n, d); y: (n,); challenge_idx, counts: (k,). Returns ``(Xp (sum counts, d), yp)``.
     """
-    X, y = np.asarray(X), np.asarray(y)
+    X, y = _check_features(X), _check_labels(y, num_classes)
     idx = _check_challenge(X.shape[0], challenge_idx)
     counts = np.asarray(counts)
     if counts.shape != idx.shape or not np.issubdtype(counts.dtype, np.integer) \
@@ -149,7 +175,9 @@ def adaptive_poison_counts(train_fn: TrainFn, X: np.ndarray, y: np.ndarray,
     Returns ``(counts (k,), population, shadows_0)``: the shadows of round 0 (zero poisons) are
     what the official neighbourhood search uses.
     """
-    X, y = np.asarray(X), np.asarray(y)
+    X, y = _check_features(X), _check_labels(y, num_classes)
+    if y.shape != (X.shape[0],):
+        raise ValueError(f"y must have shape ({X.shape[0]},) to match X, got {y.shape}")
     idx = _check_challenge(X.shape[0], challenge_idx)
     if not 0 < threshold < 1:
         raise ValueError(f"threshold must be in (0, 1), got {threshold!r}")

@@ -29,7 +29,11 @@ MAX_LOST_MASS = 1e-3  # propagate_density_1d refuses results that lost more mass
 
 
 def _score_1d(score_fn, y, ab):
-    return np.asarray(score_fn(y[:, None], ab), dtype=np.float64).reshape(y.shape)
+    s = np.asarray(score_fn(y[:, None], ab), dtype=np.float64).reshape(y.shape)
+    if not np.all(np.isfinite(s)):
+        # a NaN score would otherwise propagate into p_1 and make every TV NaN without a word
+        raise ValueError(f"score_fn returned a non-finite score (NaN or inf) at alpha_bar = {ab:g}")
+    return s
 
 
 def pushforward_density_1d(score_fn: ScoreFn, betas: np.ndarray, n_grid: int = 200_000,

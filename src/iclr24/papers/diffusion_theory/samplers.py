@@ -40,6 +40,8 @@ def _score(score_fn, y, ab):
     s = np.asarray(score_fn(y, ab), dtype=np.float64)
     if s.shape != y.shape:
         raise ValueError(f"score_fn returned shape {s.shape}, expected {y.shape}")
+    if not np.all(np.isfinite(s)):
+        raise ValueError(f"score_fn returned a non-finite score (NaN or inf) at alpha_bar = {ab:g}")
     return s
 
 

@@ -6,7 +6,9 @@ perturbation families and can be overfitted. The paper measures a classifier aga
 *surrogate oracle*, a zoo of foundation models: for each test image it generates, in the latent
 space of a VQGAN, a new image that the evaluated model gets wrong if it can while the oracle
 zoo still assigns the original label. FMR = PA / SA, the accuracy on the accepted generated
-images relative to the clean accuracy, is the robustness score.
+images relative to the clean accuracy, is the robustness score. We count it on one population
+(of the clean-right, accepted images, the share still right after generation) so it is a rate;
+the paper's PA / SA can exceed 1 and is reported as ``PA_over_SA`` (see :mod:`.robustness_metric`).
 
 The algorithm is reconstructed from the abstract, the OpenReview reviews and summaries (no code
 was released; the method section was not available to us): latent sign-gradient ascent on
@@ -15,11 +17,12 @@ the last iterate the oracle accepts. Treat it as faithful in spirit, not a copy.
 
 How the code maps to it.
 - :mod:`.oracle_zoo`: :class:`OracleZoo` (ensemble log-probabilities, the penalty term, the
-  acceptance rule; non-differentiable members may only filter).
+  acceptance rule; non-differentiable members may only filter; ``label_shifted``, the null
+  oracle of the claims).
 - :mod:`.latent_generation`: the :class:`LatentGenerator` protocol, :class:`VQLatentGenerator`
   (the kit's VQ autoencoder as generator), :func:`generate_oracle_bounded` (Algorithm 1, our
   reading) and :func:`latent_attack` (the unconstrained baseline, lam = 0 and no acceptance).
-- :mod:`.robustness_metric`: :func:`fmr_scores` (SA, PA, FMR, acceptance rate),
+- :mod:`.robustness_metric`: :func:`fmr_scores` (SA, PA, FMR, PA / SA, acceptance rate),
   :func:`foundation_model_robustness` (model-specific generation over a loader, then the scores)
   and :func:`label_agreement` (the held-out judge's check).
 - :mod:`.digit_world`: the laptop-scale world (digits split 40 / 35 / 25 %, a VQ generator, a zoo
@@ -45,7 +48,7 @@ Usage::
     zoo = OracleZoo([oracle_a, oracle_b], classes=[str(d) for d in range(10)])
     res = foundation_model_robustness(model.eval(), zoo, VQLatentGenerator(vq_autoencoder),
                                       [(images, labels)], steps=50, lr=0.05, lam=1.0)
-    res.as_dict()    # {"SA": ..., "PA": ..., "FMR": ..., "accept_rate": ..., "n": ...}
+    res.as_dict()    # {"SA", "PA", "FMR", "PA_over_SA", "accept_rate", "n"}
 """
 
 from .digit_world import (

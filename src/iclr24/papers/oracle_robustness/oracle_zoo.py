@@ -145,6 +145,28 @@ class OracleZoo:
         pen = torch.stack([F.cross_entropy(lg, y, reduction="none") for lg in logits]).mean(0)
         return pen, self._accepts_from(logits, y)
 
+    def label_shifted(self, shift: int) -> OracleZoo:
+        """The null oracle of the label-preservation claim: the same members and acceptance
+        threshold, but label k is read from the members' class (k + shift) mod K, so the zoo
+        "preserves" and accepts a different digit than y. It keeps the whole mechanism
+        (penalty, acceptance, fallback) and removes only the oracle's knowledge of the label.
+
+        Raises TypeError if ``shift`` is not an int, ValueError if it is 0 mod K (no shift).
+        """
+        if isinstance(shift, bool) or not isinstance(shift, int):
+            raise TypeError(f"shift must be an int, got {type(shift).__name__}")
+        k = self.n_classes
+        if shift % k == 0:
+            raise ValueError(f"shift must not be a multiple of the {k} classes (that is the "
+                             f"zoo itself), got {shift}")
+        order = [(c + shift) % k for c in range(k)]  # shifted logit c = member logit (c + s) mod K
+
+        def shifted(member: Member) -> Member:
+            return lambda x: member(x)[:, order]
+
+        return OracleZoo([shifted(m) for m in self.members], self.classes,
+                         self.accept_threshold)
+
     def check_differentiable(self, x: torch.Tensor) -> None:
         """Raise ValueError naming the first member whose logits carry no gradient back to
         ``x`` (a scikit-learn model, a detached or thresholded output). Generation with a

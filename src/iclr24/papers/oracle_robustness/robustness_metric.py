@@ -5,10 +5,20 @@ relative to clean accuracy.
           ambiguous here, a reviewer noted, so we fix it to the clean accuracy),
     PA  = its accuracy on the *accepted* generated images (its own generated set: generation is
           model-specific, like an attack, with a shared budget and acceptance rule),
-    FMR = PA / SA,
+    FMR = #(clean right, accepted, generated right) / #(clean right, accepted),
 
 reported with the acceptance rate (a model that makes generation fail gets fewer accepted
-samples). The oracle is right on the accepted set by construction, so a label-preservation check
+samples) and the paper's ratio PA / SA (``PA_over_SA``).
+
+What differs from the paper: the paper's FMR is PA / SA. PA is measured on the accepted images
+only, SA on all of them, so the ratio mixes two populations and can exceed 1 (it reached 1.01 for
+the noise-trained CNN at an acceptance rate of 0.44: the oracle accepts the easy images, on which
+any model is more accurate than on the whole test set). We keep the paper's intent (the share of
+clean accuracy that survives generation) but count it on one population: of the images the model
+classifies right *and* the oracle accepts after generation, the fraction still classified right
+on the generated image. It is a rate in [0, 1] by construction; PA / SA is still reported.
+
+The oracle is right on the accepted set by construction, so a label-preservation check
 needs a separate judge that took no part in generation (:func:`label_agreement`).
 """
 
@@ -39,7 +49,10 @@ def fmr_scores(clean_correct: torch.Tensor, generated_correct: torch.Tensor,
     generated_correct: the model is right on the image generated from i.
     accepted:          the oracle accepted that generated image.
 
-    Raises ValueError if SA = 0 (FMR = PA / SA is undefined) or nothing was accepted (PA is).
+    FMR is the retention rate on one population (see the module docstring), so 0 <= FMR <= 1;
+    ``PA_over_SA`` is the paper's ratio, which can exceed 1. Raises ValueError if SA = 0, if
+    nothing was accepted (PA is undefined) or if no accepted image was also right when clean
+    (FMR is undefined).
     """
     clean = _as_bool(clean_correct, "clean_correct")
     gen = _as_bool(generated_correct, "generated_correct")
@@ -56,19 +69,27 @@ def fmr_scores(clean_correct: torch.Tensor, generated_correct: torch.Tensor,
                          "zoo's accept_threshold reachable, and does it classify the generator's "
                          "reconstructions?)")
     pa = float(gen[acc].double().mean())
-    return {"SA": sa, "PA": pa, "FMR": pa / sa,  # FMR = PA / SA
+    kept = clean & acc  # the population FMR is counted on: right when clean, accepted
+    if not bool(kept.any()):
+        raise ValueError("no accepted generated image comes from a test image the model "
+                         "classifies right, so FMR is undefined")
+    # FMR = #(clean right, accepted, generated right) / #(clean right, accepted)
+    fmr = float(gen[kept].double().mean())
+    return {"SA": sa, "PA": pa, "FMR": fmr, "PA_over_SA": pa / sa,  # the paper's FMR = PA / SA
             "accept_rate": float(acc.double().mean()), "n": float(len(clean))}
 
 
 @dataclass(frozen=True)
 class RobustnessResult:
-    """What :func:`foundation_model_robustness` measured: ``sa``, ``pa``, ``fmr``,
-    ``accept_rate``, ``n`` (test images) and the generated set itself (``x_generated``
+    """What :func:`foundation_model_robustness` measured: ``sa``, ``pa``, ``fmr`` (the retention
+    rate of :func:`fmr_scores`), ``pa_over_sa`` (the paper's ratio), ``accept_rate``, ``n`` (test
+    images) and the generated set itself (``x_generated``
     (N, C, H, W), ``accepted`` (N,), ``labels`` (N,))."""
 
     sa: float
     pa: float
     fmr: float
+    pa_over_sa: float
     accept_rate: float
     n: int
     x_generated: torch.Tensor
@@ -76,9 +97,9 @@ class RobustnessResult:
     labels: torch.Tensor
 
     def as_dict(self) -> dict[str, float]:
-        """{"SA", "PA", "FMR", "accept_rate", "n"}."""
-        return {"SA": self.sa, "PA": self.pa, "FMR": self.fmr, "accept_rate": self.accept_rate,
-                "n": float(self.n)}
+        """{"SA", "PA", "FMR", "PA_over_SA", "accept_rate", "n"}."""
+        return {"SA": self.sa, "PA": self.pa, "FMR": self.fmr, "PA_over_SA": self.pa_over_sa,
+                "accept_rate": self.accept_rate, "n": float(self.n)}
 
 
 def _predict(model: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> torch.Tensor:
@@ -109,7 +130,8 @@ def foundation_model_robustness(model: Callable[[torch.Tensor], torch.Tensor], z
         raise ValueError("loader yielded no batches")
     scores = fmr_scores(torch.cat(clean), torch.cat(gen), torch.cat(acc))
     return RobustnessResult(sa=scores["SA"], pa=scores["PA"], fmr=scores["FMR"],
-                            accept_rate=scores["accept_rate"], n=int(scores["n"]),
+                            pa_over_sa=scores["PA_over_SA"], accept_rate=scores["accept_rate"],
+                            n=int(scores["n"]),
                             x_generated=torch.cat(xs), accepted=torch.cat(acc),
                             labels=torch.cat(ys))
 

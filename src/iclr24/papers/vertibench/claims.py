@@ -1,5 +1,12 @@
 """VertiBench claims: alpha controls party importance, beta controls inter-party correlation,
-and VFL algorithms differ in their sensitivity to both (laptop-scale, scikit-learn data)."""
+and VFL algorithms differ in their sensitivity to both (laptop-scale, scikit-learn data).
+
+Every claim measures a null arm in the same run and its ``control`` requires that the null does
+not pass the rule: random equal-size splits (blind to alpha and beta, the usual benchmark
+practice) drawn at every alpha (``alpha_controls_importance``), at every beta
+(``beta_controls_correlation``), and as two groups whose gap difference is split noise alone
+(``algorithm_sensitivity``).
+"""
 
 from __future__ import annotations
 
@@ -49,7 +56,8 @@ def _alpha_controls_importance(scale: Scale, seed: int,
                               ) -> Measurement:
     """Breast cancer (569 x 30), K = 4 parties: importance splits at several alpha, Shapley
     importance of a standardised logistic regression (shap Permutation explainer) per party,
-    alpha_hat per split; random equal-size splits (the usual benchmark practice) as baseline."""
+    alpha_hat per split; random equal-size splits (the usual benchmark practice), drawn at every
+    alpha, as the null arm."""
     from sklearn.datasets import load_breast_cancer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
@@ -90,10 +98,17 @@ def _alpha_controls_importance(scale: Scale, seed: int,
         return ahat, sstd, smax
 
     per_alpha = {a: measure(ImportanceSplitter(K, a, rng=r)) for a, r in zip(alphas, rngs)}
-    rand = measure(RandomEqualSplitter(K, rng=rngs[-1]))
+    # null arm: a splitter that ignores alpha (random equal-size splits), drawn as many times
+    # at every alpha as the method and read by the same rule
+    null_splitter = RandomEqualSplitter(K, rng=rngs[-1])
+    null_alpha = {a: measure(null_splitter) for a in alphas}
+    rand = tuple([v for a in alphas for v in null_alpha[a][i]] for i in range(3))
 
     metrics: dict[str, float] = _importance_rule_metrics(
         {a: per_alpha[a][0] for a in alphas}, {a: per_alpha[a][1] for a in alphas})
+    null_metrics = _importance_rule_metrics(
+        {a: null_alpha[a][0] for a in alphas}, {a: null_alpha[a][1] for a in alphas})
+    metrics.update({f"null_{k}": v for k, v in null_metrics.items()})
     rho = metrics["spearman_log_alpha"]
     std_means = [float(np.mean(per_alpha[a][1])) for a in alphas]
     rows, diffs = [], []
@@ -112,7 +127,7 @@ def _alpha_controls_importance(scale: Scale, seed: int,
     sm, slo, shi = _mean_ci(sstd)
     metrics["share_std_random_equal"] = sm
     metrics["median_alpha_hat_random_equal"] = float(np.median(ahat))
-    rows.append({"split": "random equal-size (baseline)", "n_splits": n_splits,
+    rows.append({"split": "random equal-size (null arm, all alphas)", "n_splits": len(sstd),
                  "median_alpha_hat": _r(np.median(ahat), 3),
                  "log10_alpha_hat": _r(np.mean(np.log10(ahat)), 3), "log10_alpha_hat_ci": "",
                  "share_std": _r(sm), "share_std_ci": f"[{slo:.4f}, {shi:.4f}]",
@@ -160,19 +175,23 @@ def _alpha_controls_importance(scale: Scale, seed: int,
 
 @claim(
     rule="spearman_log_alpha >= 0.7 and share_std_decreasing >= 1",
+    # the null arm (random equal-size splits drawn at every alpha, same count) must not pass
+    control="not (null_spearman_log_alpha >= 0.7 and null_share_std_decreasing >= 1)",
     paper="Sec. 3.1 / Fig. 3: splits drawn with Dirichlet concentration alpha give party "
           "importance shares that follow Dir(alpha): small alpha -> one dominant party, large "
           "alpha -> balanced parties; alpha is recoverable from measured Shapley importance "
           "(alpha_hat). Spec expectation: Spearman(log alpha, log alpha_hat) >= 0.7 and the "
           "std of importance shares decreasing in alpha.",
-    against=("the requested alpha (rank correlation with alpha_hat); random equal-size splits, "
-             "the usual practice, reported only"),
+    against=("the requested alpha (rank correlation with alpha_hat); null arm: random "
+             "equal-size splits (the usual practice, blind to alpha) drawn at every alpha and "
+             "read by the same rule"),
 )
 def alpha_controls_importance(scale: Scale, seed: int,
                               progress: Callable[..., None] = lambda *a, **k: None) -> Measurement:
     """Breast cancer (569 x 30), K = 4 parties: importance splits at several alpha, Shapley
     importance of a standardised logistic regression (shap Permutation explainer) per party,
-    alpha_hat per split; random equal-size splits (the usual benchmark practice) as baseline."""
+    alpha_hat per split; random equal-size splits (the usual benchmark practice), drawn at every
+    alpha, as the null arm."""
     with single_threaded():
         return _alpha_controls_importance(scale, seed, progress)
 
@@ -202,7 +221,7 @@ def _beta_controls_correlation(scale: Scale, seed: int,
                               ) -> Measurement:
     """make_classification (1000 x 24) and breast cancer (569 x 30), K = 3 parties: fit the
     Icor extremes with BRKGA, split at each beta, measure Icor and beta_hat; random equal-size
-    splits as the baseline."""
+    splits as the baseline and, drawn at every beta, as the null arm."""
     from .splitters import (
         PAPER_FIT_BRKGA,
         PAPER_SPLIT_BRKGA,
@@ -225,6 +244,8 @@ def _beta_controls_correlation(scale: Scale, seed: int,
     rows, diffs = [], []
     errors: list[float] = []
     increasing = True
+    null_errors: list[float] = []
+    null_increasing = True
     metrics: dict[str, float] = {}
     curves = {}
     for di, (name, X) in enumerate(data.items()):
@@ -242,6 +263,15 @@ def _beta_controls_correlation(scale: Scale, seed: int,
         rand = RandomEqualSplitter(K, rng=rngs[2 * di + 1])
         rand_icor = [splitter.icor_of(rand.split_indices(X.shape[1])) for _ in range(n_random)]
         rand_beta = [splitter.beta_of(rand.split_indices(X.shape[1])) for _ in range(n_random)]
+        # null arm: a splitter blind to beta (random equal-size splits), as many splits at
+        # every requested beta as the method, read by the same rule
+        null_parts = {b: [rand.split_indices(X.shape[1]) for _ in range(n_ga_seeds)]
+                      for b in betas}
+        null_part = _correlation_rule_metrics(
+            {b: [splitter.beta_of(p) for p in null_parts[b]] for b in betas},
+            {b: [splitter.icor_of(p) for p in null_parts[b]] for b in betas})
+        null_errors.append(null_part["max_abs_beta_error"])
+        null_increasing = null_increasing and bool(null_part["icor_increasing"])
         means = [float(np.mean(icors[b])) for b in betas]
         rule_part = _correlation_rule_metrics(bhats, icors)
         errors.append(rule_part["max_abs_beta_error"])
@@ -274,6 +304,8 @@ def _beta_controls_correlation(scale: Scale, seed: int,
                         splitter.icor_min_, splitter.icor_max_)
     metrics["max_abs_beta_error"] = float(max(errors))
     metrics["icor_increasing"] = float(increasing)
+    metrics["null_max_abs_beta_error"] = float(max(null_errors))
+    metrics["null_icor_increasing"] = float(null_increasing)
 
     from matplotlib.figure import Figure
 
@@ -314,19 +346,21 @@ def _beta_controls_correlation(scale: Scale, seed: int,
 
 @claim(
     rule="max_abs_beta_error <= 0.1 and icor_increasing >= 1",
+    # the null arm (random equal-size splits at every beta, same count) must not pass
+    control="not (null_max_abs_beta_error <= 0.1 and null_icor_increasing >= 1)",
     paper="Sec. 3.2 / Fig. 4: the correlation-based split (BRKGA over feature permutations) "
           "reaches a requested beta in [0, 1] between the minimum and maximum Icor, covering a "
           "much wider range of inter-party correlation than random splits or real VFL "
           "datasets. Spec expectation: |beta_hat - beta| <= 0.1 and Icor strictly increasing "
           "in beta.",
-    against=("the requested beta and the BRKGA-fitted Icor extremes; random equal-size splits "
-             "reported only"),
+    against=("the requested beta and the BRKGA-fitted Icor extremes; null arm: random "
+             "equal-size splits (blind to beta) at every beta, read by the same rule"),
 )
 def beta_controls_correlation(scale: Scale, seed: int,
                               progress: Callable[..., None] = lambda *a, **k: None) -> Measurement:
     """make_classification (1000 x 24) and breast cancer (569 x 30), K = 3 parties: fit the
     Icor extremes with BRKGA, split at each beta, measure Icor and beta_hat; random equal-size
-    splits as the baseline."""
+    splits as the baseline and, drawn at every beta, as the null arm."""
     with single_threaded():
         return _beta_controls_correlation(scale, seed, progress)
 
@@ -338,7 +372,8 @@ def _algorithm_sensitivity(scale: Scale, seed: int,
                           ) -> Measurement:
     """Digits (1797 x 64), K = 4: SplitNN vs a stacking local ensemble on importance splits
     (alpha sweep) and correlation splits (beta sweep); gap = acc(SplitNN) - acc(LocalEnsemble)
-    with 95% intervals over independent splits."""
+    with 95% intervals over independent splits; null arm: the same gap difference between two
+    groups of random equal-size splits."""
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
@@ -348,6 +383,7 @@ def _algorithm_sensitivity(scale: Scale, seed: int,
         BRKGAConfig,
         CorrelationSplitter,
         ImportanceSplitter,
+        RandomEqualSplitter,
         apply_split,
     )
     from .vfl_models import LocalEnsemble, SplitNN
@@ -368,8 +404,8 @@ def _algorithm_sensitivity(scale: Scale, seed: int,
                                               random_state=seed)
     if n_train is not None:
         X_tr, y_tr = X_tr[:n_train], y_tr[:n_train]
-    rngs = _children(seed, len(alphas) + 2)
-    n_total = (len(alphas) + len(betas)) * n_splits
+    rngs = _children(seed, len(alphas) + 3)
+    n_total = (len(alphas) + len(betas) + 2) * n_splits
     done = 0
 
     def evaluate(parts, run_seed: int) -> tuple[float, float]:
@@ -401,6 +437,14 @@ def _algorithm_sensitivity(scale: Scale, seed: int,
         results[f"beta={b:g}"] = ([s for s, _ in accs], [l for _, l in accs],
                                   [s - l for s, l in accs])
 
+    # null arm: two groups of random equal-size splits (blind to alpha and beta), as many as
+    # one setting; their gap difference is what split-to-split noise alone gives
+    null_splitter = RandomEqualSplitter(K, rng=rngs[len(alphas) + 1])
+    for key in ("random A (null)", "random B (null)"):
+        accs = [evaluate(null_splitter.split_indices(X.shape[1]), run_seed + i)
+                for i in range(n_splits)]
+        results[key] = ([s for s, _ in accs], [l for _, l in accs], [s - l for s, l in accs])
+
     rows = []
     for key, (s, l, g) in results.items():
         sm, slo, shi = _mean_ci(s)
@@ -420,22 +464,27 @@ def _algorithm_sensitivity(scale: Scale, seed: int,
     beta_diff = Estimate.difference(results[b_low][2], results[b_high][2])
     ad, adlo, adhi = alpha_diff.value, alpha_diff.low, alpha_diff.high
     bd, bdlo, bdhi = beta_diff.value, beta_diff.low, beta_diff.high
-    split_means = [float(np.mean(s)) for s, _, _ in results.values()]
+    null_diff = Estimate.difference(results["random B (null)"][2], results["random A (null)"][2])
+    split_means = [float(np.mean(results[k][0])) for k in results if "null" not in k]
     metrics = {
         "gap_alpha_small": float(np.mean(results[a_small][2])),
         "gap_alpha_large": float(np.mean(results[a_large][2])),
         "gap_beta_low": float(np.mean(results[b_low][2])),
         "gap_beta_high": float(np.mean(results[b_high][2])),
         "gap_alpha_diff": alpha_diff, "gap_beta_diff": beta_diff,
+        "null_gap_diff": null_diff, "null_gap_diff_low": null_diff.low,
         "splitnn_acc_range": max(split_means) - min(split_means),
         "splitnn_acc_mean": float(np.mean(split_means)),
-        "local_ensemble_acc_mean": float(np.mean([np.mean(l) for _, l, _ in results.values()])),
+        "local_ensemble_acc_mean": float(np.mean([np.mean(results[k][1]) for k in results
+                                                  if "null" not in k])),
     }
     diffs = [
         {"difference": f"gap({a_large}) - gap({a_small})", "mean": _r(ad),
          "ci95": f"[{adlo:.4f}, {adhi:.4f}]"},
         {"difference": f"gap({b_low}) - gap({b_high})", "mean": _r(bd),
          "ci95": f"[{bdlo:.4f}, {bdhi:.4f}]"},
+        {"difference": "gap(random B) - gap(random A) (null arm)", "mean": _r(null_diff.value),
+         "ci95": f"[{null_diff.low:.4f}, {null_diff.high:.4f}]"},
     ]
 
     from matplotlib.figure import Figure
@@ -474,6 +523,9 @@ def _algorithm_sensitivity(scale: Scale, seed: int,
 
 @claim(
     rule="gap_alpha_diff > 0 and gap_beta_diff > 0 and splitnn_acc_range <= 0.03",
+    # the null arm (two groups of alpha/beta-blind random splits) must not clear zero: a plain
+    # bound, because `not (null_gap_diff > 0)` is unknown whenever the null behaves (spans 0)
+    control="null_gap_diff_low <= 0",
     paper="Sec. 5 / Fig. 5-6: VFL algorithms differ in how they react to party importance "
           "(alpha) and inter-party correlation (beta); SplitNN, which learns cross-party "
           "interactions jointly, is comparatively robust, while methods built on local models "
@@ -483,7 +535,8 @@ def _algorithm_sensitivity(scale: Scale, seed: int,
           "are our hypothesis, written down before running, not a paper number (an audit that "
           "used the official vertibench 0.1.2 splitters found it fails there too).",
     against=("a stacking LocalEnsemble of per-party logistic regressions on the same splits, its "
-             "gap to SplitNN compared across alpha and beta"),
+             "gap to SplitNN compared across alpha and beta; null arm: the same gap difference "
+             "between two groups of random equal-size splits"),
 )
 def algorithm_sensitivity(scale: Scale, seed: int,
                           progress: Callable[..., None] = lambda *a, **k: None) -> Measurement:
