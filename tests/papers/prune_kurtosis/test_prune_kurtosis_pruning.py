@@ -14,6 +14,7 @@ from torch.nn.utils import prune
 
 from iclr24.papers.prune_kurtosis import (
     DEFAULT_AMOUNTS,
+    allowed_amount,
     cosine_prune_curve,
     cosine_similarity,
     flatten_params,
@@ -165,3 +166,32 @@ def test_flatten_params_sees_masked_weights():
         flatten_params(np.zeros(3))
     with pytest.raises(ValueError, match="no parameters named"):
         flatten_params(net, include=("gamma",))
+
+
+def test_allowed_amount_reads_the_curve_up_to_the_first_loss():
+    amounts = [0.1, 0.3, 0.5, 0.7, 0.9]
+    # a later recovery (0.9) does not count: every amount up to the answer must be safe
+    assert allowed_amount(amounts, [0.95, 0.94, 0.90, 0.80, 0.95], 0.95, 0.02) == 0.3
+    assert allowed_amount(amounts, [0.95] * 5, 0.95, 0.02) == 0.9
+    assert allowed_amount(amounts, [0.5] * 5, 0.95, 0.02) == 0.0
+    assert allowed_amount(amounts, [0.95, 0.93, 0.92, 0.5, 0.5], 0.95, 0.02) == 0.3  # 0.02 exact
+    with pytest.raises(ValueError, match="ascending"):
+        allowed_amount([0.5, 0.1], [0.9, 0.9], 0.9, 0.01)
+    with pytest.raises(ValueError, match="one length"):
+        allowed_amount([0.1, 0.5], [0.9], 0.9, 0.01)
+    with pytest.raises(ValueError, match="finite"):
+        allowed_amount([0.1, 0.5], [0.9, float("nan")], 0.9, 0.01)
+
+
+def test_nan_weight_is_refused_not_turned_into_a_curve():
+    model = nn.Sequential(nn.Linear(4, 3), nn.Linear(3, 2))
+    with torch.no_grad():
+        model[0].weight[0, 0] = float("nan")
+    with pytest.raises(ValueError, match="NaN"):
+        cosine_prune_curve(model)
+    with pytest.raises(ValueError, match="NaN"):
+        safe_prune_amount(model)
+    with pytest.raises(ValueError, match=r"Linear\.weight"):
+        tensor_kurtoses(model)
+    with pytest.raises(ValueError, match="NaN"):
+        prunable_fraction(np.array([1.0, np.nan, 2.0]))

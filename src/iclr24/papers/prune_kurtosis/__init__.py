@@ -18,14 +18,15 @@ How the code maps to it.
   :func:`kurtosis_of_kurtoses`, :func:`kurtosis_modifier`, :func:`safe_prune_amount`.
 - :mod:`.pruning`: :func:`global_magnitude_prune` (torch's ``global_unstructured`` with
   ``L1Unstructured``), :func:`random_global_prune`, :func:`prune_and_finetune` (SGD lr 1e-3,
-  momentum 0.9, batch 256, masks kept) -> :class:`PruneReport`.
+  momentum 0.9, batch 256, masks kept) -> :class:`PruneReport`, :func:`allowed_amount` (the
+  largest amount an accuracy curve keeps within a tolerance).
 - :mod:`.training`: the parent MLPs of the study (plain / weight decay / L1 penalty).
 - ``claims.py``: ``l1_maximises_cosine``, ``kurtosis_prunability``, ``trained_mlp_recipe``.
 
 What differs / is out of reach. The paper prunes ResNet-18 / VGG-type nets on CIFAR-10 and
 ImageNet (the demo: an ImageNet-pretrained ResNet-18 fine-tuned on CIFAR-10); here the same rule
-and recipe run on MLPs trained on scikit-learn's digits, and kurtosis is studied on synthetic
-draws. Which tensors count is a parameter (``include``); like the official demo we default to
+and recipe run on MLPs trained on scikit-learn's digits (kurtosis vs prunability on four trained
+variants, the synthetic draws reported beside). Which tensors count is a parameter (``include``); like the official demo we default to
 every weight and bias. p_safe is clipped to [0, p*] (the modifier exceeds 1 when kk < 2).
 
 Usage::
@@ -56,6 +57,7 @@ from .kurtosis import (
 )
 from .pruning import (
     PruneReport,
+    allowed_amount,
     evaluate_classifier,
     global_magnitude_prune,
     make_pruning_permanent,
@@ -68,6 +70,7 @@ __all__ = [
     "DEFAULT_AMOUNTS",
     "ParentConfig",
     "PruneReport",
+    "allowed_amount",
     "cosine_prune_curve",
     "cosine_similarity",
     "evaluate_classifier",

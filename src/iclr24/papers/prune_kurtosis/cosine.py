@@ -101,6 +101,21 @@ def prune_count(amount: float, n: int) -> int:
     return round(float(amount) * n)
 
 
+def _theta(model_or_vector: nn.Module | torch.Tensor | np.ndarray, include: Sequence[str]
+           ) -> np.ndarray:
+    """theta as a finite float64 vector (a NaN weight would make every CS NaN)."""
+    if isinstance(model_or_vector, nn.Module):
+        theta = flatten_params(model_or_vector, include).double().cpu().numpy()
+    else:
+        theta = np.asarray(model_or_vector, dtype=np.float64).ravel()
+    if theta.size == 0:
+        raise ValueError("the parameter vector is empty")
+    if not np.all(np.isfinite(theta)):
+        raise ValueError(f"the parameters contain {int(np.sum(~np.isfinite(theta)))} NaN or "
+                         "infinite values: the cosine curve is undefined")
+    return theta
+
+
 def cosine_prune_curve(model_or_vector: nn.Module | torch.Tensor | np.ndarray,
                        amounts: Sequence[float] | np.ndarray = DEFAULT_AMOUNTS,
                        include: Sequence[str] = ("weight", "bias")) -> np.ndarray:
@@ -108,12 +123,7 @@ def cosine_prune_curve(model_or_vector: nn.Module | torch.Tensor | np.ndarray,
     CS(p) = sqrt(1 - C[k] / C[n]) with C the cumulative sum of the ascending theta_i^2 and
     k = round(p n). CS(1) = 0 (NaN -> 0); a zero vector gives 0 everywhere."""
     a = _check_amounts(amounts)
-    if isinstance(model_or_vector, nn.Module):
-        theta = flatten_params(model_or_vector, include).double().numpy()
-    else:
-        theta = np.asarray(model_or_vector, dtype=np.float64).ravel()
-    if theta.size == 0:
-        raise ValueError("the parameter vector is empty")
+    theta = _theta(model_or_vector, include)
     sq = np.sort(theta**2)
     cum = np.concatenate([[0.0], np.cumsum(sq)])
     total = cum[-1]
@@ -144,10 +154,7 @@ def prunable_fraction(model_or_vector: nn.Module | torch.Tensor | np.ndarray,
     C[k] / C[n] <= 1 - cs_floor^2 with C the cumulative ascending squared magnitudes."""
     if not 0 < cs_floor < 1:
         raise ValueError(f"cs_floor must be in (0, 1), got {cs_floor!r}")
-    if isinstance(model_or_vector, nn.Module):
-        theta = flatten_params(model_or_vector, include).double().numpy()
-    else:
-        theta = np.asarray(model_or_vector, dtype=np.float64).ravel()
+    theta = _theta(model_or_vector, include)
     cum = np.concatenate([[0.0], np.cumsum(np.sort(theta**2))])
     if cum[-1] == 0:
         raise ValueError("the parameter vector is zero")

@@ -35,6 +35,8 @@ def pearson_kurtosis(x: np.ndarray) -> float:
     from scipy.stats import kurtosis
 
     x = np.asarray(x, dtype=np.float64).ravel()
+    if not np.all(np.isfinite(x)):
+        raise ValueError("x contains NaN or infinite values")
     if x.size < 2 or np.ptp(x) == 0:
         return math.nan
     return float(kurtosis(x, fisher=False))
@@ -43,9 +45,14 @@ def pearson_kurtosis(x: np.ndarray) -> float:
 def tensor_kurtoses(model: nn.Module, include: Sequence[str] = ("weight", "bias")) -> np.ndarray:
     """kappa_t for every tensor named in ``include`` (effective masked values). Tensors with
     fewer than two distinct values (e.g. zero-initialised biases) have no kurtosis and are
-    skipped."""
-    ks = [pearson_kurtosis(getattr(m, n).detach().cpu().numpy())
-          for m, n in prunable_tensors(model, include)]
+    skipped. Raises ValueError naming the first tensor with a NaN or infinite value."""
+    ks = []
+    for m, n in prunable_tensors(model, include):
+        values = getattr(m, n).detach().cpu().numpy()
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"parameter {type(m).__name__}.{n} contains NaN or infinite "
+                             "values: its kurtosis is undefined")
+        ks.append(pearson_kurtosis(values))
     return np.array([k for k in ks if math.isfinite(k)])
 
 

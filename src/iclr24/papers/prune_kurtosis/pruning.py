@@ -23,6 +23,7 @@ from .cosine import cosine_similarity, flatten_params, prunable_tensors, prune_c
 
 __all__ = [
     "PruneReport",
+    "allowed_amount",
     "evaluate_classifier",
     "global_magnitude_prune",
     "make_pruning_permanent",
@@ -140,3 +141,24 @@ def prune_and_finetune(model: nn.Module, amount: float, X_train: torch.Tensor,
     acc2, loss2 = evaluate_classifier(model, X_test, y_test)
     return PruneReport(float(amount), method, cosine_similarity(parent, theta),
                        float(np.mean(theta == 0)), acc0, loss0, acc1, loss1, acc2, loss2)
+
+
+def allowed_amount(amounts: Sequence[float], accuracies: Sequence[float], acc_parent: float,
+                   tolerance: float) -> float:
+    """The most an accuracy curve allows: the largest amount a of the (ascending) grid such that
+    every grid amount <= a keeps ``acc_parent - accuracy <= tolerance``; 0.0 when the smallest
+    amount already loses more. ``accuracies[i]`` is the (fine-tuned) accuracy at ``amounts[i]``.
+    """
+    a = np.asarray(amounts, dtype=np.float64)
+    acc = np.asarray(accuracies, dtype=np.float64)
+    if a.ndim != 1 or a.size == 0 or a.shape != acc.shape:
+        raise ValueError(f"amounts and accuracies must be 1-D of one length, got shapes "
+                         f"{a.shape} and {acc.shape}")
+    if np.any(np.diff(a) <= 0):
+        raise ValueError("amounts must be strictly ascending")
+    if not (np.all(np.isfinite(acc)) and np.isfinite(acc_parent) and tolerance >= 0):
+        raise ValueError("accuracies and acc_parent must be finite and tolerance >= 0")
+    lost = np.flatnonzero(acc_parent - acc > tolerance)
+    if lost.size == 0:
+        return float(a[-1])
+    return float(a[lost[0] - 1]) if lost[0] > 0 else 0.0
