@@ -6,7 +6,9 @@ from scipy.special import logsumexp, softmax
 
 from iclr24.kits.small_classifiers import MLPTrainer
 from iclr24.papers.sal import (
+    NumpyClassifier,
     SALDetector,
+    SplitNetwork,
     digits_wild_mixture,
     energy_scores,
     filter_quality,
@@ -93,9 +95,9 @@ def test_detector_bad_inputs(fitted):
         SALDetector(3, quantile=1.0)
     with pytest.raises(RuntimeError, match="not fitted"):
         SALDetector(3).score_samples(data.X_id)
-    with pytest.raises(ValueError, match="X_wild must have 10 features"):
+    with pytest.raises(ValueError, match=r"X_wild must have per-sample shape \(10,\)"):
         sal_filter(clf, data.X_id, data.y_id, np.zeros((4, 3)))
-    with pytest.raises(TypeError, match="backbone"):
+    with pytest.raises(TypeError, match="torch.nn.Module"):
         train_ood_classifier(object(), data.X_id, data.y_id, data.X_wild)
     with pytest.raises(ValueError, match="X_outliers must not be empty"):
         train_ood_classifier(clf, data.X_id, data.y_id, data.X_wild[:0])
@@ -116,3 +118,73 @@ def test_wild_mixtures_are_disjoint_and_have_the_asked_fraction():
             digits_wild_mixture(pi=pi)
         with pytest.raises(ValueError, match="pi must be a number in \\(0, 1\\)"):
             gaussian_wild_mixture(pi=pi)
+
+
+class _TinyResNetLike:
+    """A torchvision-style image classifier: convolutional body, pooling, a final linear fc."""
+
+    @staticmethod
+    def make(seed=0):
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(1, 6, 3, padding=1)
+                self.pool = nn.AdaptiveAvgPool2d(2)
+                self.fc = nn.Linear(24, 4)
+
+            def forward(self, x):
+                return self.fc(torch.flatten(self.pool(torch.relu(self.conv(x))), 1))
+
+        torch.manual_seed(seed)
+        return Net()
+
+
+def _images(n, seed):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 4, n)
+    X = rng.normal(size=(n, 1, 8, 8)).astype(np.float32)
+    X[np.arange(n), 0, y, y] += 4.0  # a class-dependent bright pixel
+    return X, y
+
+
+def test_split_network_equals_the_model_and_refuses_models_without_a_linear_head():
+    import torch
+    from torch import nn
+
+    net = _TinyResNetLike.make()
+    X, _ = _images(10, 0)
+    split = SplitNetwork(net, "fc")
+    x = torch.as_tensor(X)
+    with torch.no_grad():
+        torch.testing.assert_close(split(x), net(x))
+        assert split.features(x).shape == (10, 24)
+    np.testing.assert_allclose(NumpyClassifier(net).logits(X), net(x).detach().numpy(),
+                               rtol=1e-6, atol=1e-6)
+    with pytest.raises(TypeError, match="final nn.Linear"):
+        SplitNetwork(nn.Sequential(nn.Linear(3, 2)), "fc")
+    with pytest.raises(TypeError, match="features\\(\\) and a linear head"):
+        train_ood_classifier(nn.Sequential(nn.Linear(3, 2)), np.zeros((4, 3)),
+                             np.zeros(4, dtype=int), np.zeros((4, 3)))
+
+
+def test_image_tensors_and_a_torchvision_style_fc_model_run_end_to_end():
+    # the audit: image tensors were rejected ("X_id must be a 2-D array") and a model with a
+    # final .fc needed a hand-written wrapper
+    import torch
+
+    net = _TinyResNetLike.make()
+    X_id, y_id = _images(64, 1)
+    X_out = np.random.default_rng(2).normal(size=(16, 1, 8, 8)).astype(np.float32) * 3
+    X_wild = np.concatenate([_images(48, 3)[0], X_out])
+    res = sal_filter(net, X_id, y_id, X_wild)
+    assert res.scores.shape == (64,) and res.candidate_mask.dtype == bool
+    ood = train_ood_classifier(net, X_id, y_id, X_out, epochs=2, batch_size=16, seed=0)
+    assert ood.score_samples(torch.as_tensor(X_wild)).shape == (64,)
+    det = SALDetector(4, epochs=2, batch_size=16, quantile=0.5).fit(X_id, y_id, X_wild,
+                                                                    backbone=net)
+    assert det.score_samples(X_wild).shape == (64,) and det.predict(X_id).shape == (64,)
+    with pytest.raises(ValueError, match=r"per-sample shape \(1, 8, 8\)"):
+        sal_filter(net, X_id, y_id, X_wild[:, :, :4])

@@ -13,7 +13,9 @@ Map of the code:
   :func:`sal_threshold`, :func:`class_reference_means`, :func:`filter_candidates`,
   :func:`gradnorm_scores` (the official gradient-norm ablation), :func:`filter_quality`.
 - :mod:`.detector` - :func:`sal_filter`, :func:`train_ood_classifier`, :class:`SALDetector`
-  (``fit`` / ``score_samples``, higher = ID), :func:`msp_scores`, :func:`energy_scores`.
+  (``fit`` / ``score_samples``, higher = ID), :func:`msp_scores`, :func:`energy_scores`;
+  :class:`SplitNetwork` and :class:`NumpyClassifier` take a user's own torch network (a
+  torchvision-style final ``fc`` is split off as the head; image tensors (n, C, H, W) work).
 - :mod:`.wild_data` - the synthetic Gaussian and digits wild mixtures of the claims.
 - :func:`fpr_at_tpr` - FPR95 (re-exported from the small-classifier kit; labels 1 = ID).
 
@@ -26,8 +28,10 @@ from iclr24.kits.small_classifiers import fpr_at_tpr
 
 from .detector import (
     FilterResult,
+    NumpyClassifier,
     OODClassifier,
     SALDetector,
+    SplitNetwork,
     energy_scores,
     msp_scores,
     sal_filter,
@@ -46,8 +50,10 @@ from .wild_data import WildMixture, digits_wild_mixture, gaussian_wild_mixture
 
 __all__ = [
     "FilterResult",
+    "NumpyClassifier",
     "OODClassifier",
     "SALDetector",
+    "SplitNetwork",
     "WildMixture",
     "class_reference_means",
     "digits_wild_mixture",

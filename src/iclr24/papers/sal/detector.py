@@ -18,6 +18,11 @@ head on the labelled ID data and the candidates.
   ``score_samples(X)`` = r(phi(x)), higher = more ID.
 - :func:`msp_scores`, :func:`energy_scores` - the post-hoc baselines (max softmax probability;
   negative energy logsumexp(logits), T = 1), higher = more ID.
+- :class:`SplitNetwork` / :class:`NumpyClassifier` - adapters for a user's own torch network:
+  a torchvision-style model whose last layer is a linear ``fc`` (or any named linear head) is
+  split into ``features`` + ``head``; inputs may be any shape (n, ...), e.g. image tensors
+  (n, C, H, W). :func:`sal_filter`, :func:`train_ood_classifier` and :class:`SALDetector` apply
+  them by themselves when given an ``nn.Module``.
 
 Scaled down: the backbone is the kit's MLP (in -> 128 -> 128 = phi -> C, Adam) on vectors,
 not a WRN-40-2 (dropout 0.3) pretrained 100 epochs on CIFAR; CIFAR OOD mixtures with WRN-40-2
@@ -31,6 +36,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import torch
+from torch import nn
 
 from .gradient_filter import (
     class_reference_means,
@@ -42,8 +49,10 @@ from .gradient_filter import (
 
 __all__ = [
     "FilterResult",
+    "NumpyClassifier",
     "OODClassifier",
     "SALDetector",
+    "SplitNetwork",
     "energy_scores",
     "msp_scores",
     "sal_filter",
@@ -73,17 +82,90 @@ def energy_scores(logits) -> np.ndarray:
     return logsumexp(_logits_array(logits), axis=1)
 
 
-def _inputs(X, name: str, d: int | None = None) -> np.ndarray:
-    a = np.asarray(X, dtype=np.float32)
-    if a.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array (n, d), got shape {a.shape}")
+def _inputs(X, name: str, shape: tuple[int, ...] | None = None) -> np.ndarray:
+    """X as float32 (n, ...): vectors (n, d) or any per-sample shape, e.g. images (n, C, H, W);
+    ``shape`` is the per-sample shape it must match."""
+    a = np.asarray(X.detach().cpu().numpy() if hasattr(X, "detach") else X, dtype=np.float32)
+    if a.ndim < 2:
+        raise ValueError(f"{name} must be an array of samples (n, d) or (n, ...), got shape "
+                         f"{a.shape}")
     if a.shape[0] == 0:
         raise ValueError(f"{name} must not be empty")
-    if d is not None and a.shape[1] != d:
-        raise ValueError(f"{name} must have {d} features, got {a.shape[1]}")
+    if shape is not None and a.shape[1:] != tuple(shape):
+        raise ValueError(f"{name} must have per-sample shape {tuple(shape)} like X_id, got "
+                         f"{a.shape[1:]}")
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{name} must be finite")
     return a
+
+
+class SplitNetwork(nn.Module):
+    """A classifier ``model`` whose last layer is the linear ``model.<head>`` (torchvision's
+    ``fc``, or any name), seen as ``features(x)`` (everything before that layer) and ``head``.
+    The body is a copy of ``model`` with the head replaced by the identity, so ``model``'s own
+    forward must apply the head last to the penultimate features (true of torchvision's
+    ResNets and of most classifiers). Features are flattened to (n, D)."""
+
+    def __init__(self, model, head: str = "fc") -> None:
+        super().__init__()
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        layer = getattr(model, head, None) if isinstance(head, str) else None
+        if not isinstance(layer, nn.Linear):
+            raise TypeError(f"model.{head} must be the final nn.Linear layer, got "
+                            f"{type(layer).__name__}")
+        self.body = copy.deepcopy(model)
+        setattr(self.body, head, nn.Identity())
+        self.head = copy.deepcopy(layer)
+
+    def features(self, x):
+        """Penultimate features (n, D)."""
+        return self.body(x).flatten(1)
+
+    def forward(self, x):
+        return self.head(self.features(x))
+
+
+def _as_split(model):
+    """``model`` itself when it has ``features`` and a linear ``head``; otherwise split at a
+    linear ``fc`` (:class:`SplitNetwork`); TypeError when neither applies."""
+    net = getattr(model, "model", model)  # the kit's TrainedClassifier holds its module
+    if not isinstance(net, nn.Module):
+        raise TypeError(f"the network must be a torch.nn.Module (or the kit's TrainedClassifier),"
+                        f" got {type(model).__name__}")
+    if callable(getattr(net, "features", None)) and isinstance(getattr(net, "head", None),
+                                                               nn.Linear):
+        return net
+    if isinstance(getattr(net, "fc", None), nn.Linear):
+        return SplitNetwork(net, "fc")
+    raise TypeError("the network needs features() and a linear head, or a final linear fc "
+                    f"layer (wrap it in SplitNetwork(model, head=...)), got "
+                    f"{type(net).__name__}")
+
+
+class NumpyClassifier:
+    """A torch classifier with ``features`` and a linear ``head`` (or a final ``fc``) seen
+    numpy in, numpy out, as :func:`sal_filter` reads it: ``features(X) -> (n, D)``,
+    ``logits(X) -> (n, C)`` for X of any per-sample shape; evaluated without gradients in
+    batches of ``batch_size`` on the network's own device."""
+
+    def __init__(self, model, batch_size: int = 512) -> None:
+        self.model = _as_split(model).eval()
+        self.batch_size = int(batch_size)
+
+    def _run(self, fn, X) -> np.ndarray:
+        X = _inputs(X, "X")
+        device = next(self.model.parameters()).device
+        with torch.no_grad():
+            out = [fn(torch.as_tensor(X[i:i + self.batch_size], device=device)).cpu()
+                   for i in range(0, len(X), self.batch_size)]
+        return torch.cat(out).numpy().astype(np.float64)
+
+    def features(self, X) -> np.ndarray:
+        return self._run(self.model.features, X)
+
+    def logits(self, X) -> np.ndarray:
+        return self._run(lambda t: self.model.head(self.model.features(t)), X)
 
 
 @dataclass(frozen=True)
@@ -103,11 +185,15 @@ class FilterResult:
 def sal_filter(classifier, X_id, y_id, X_wild, *, quantile: float = 0.95,
                pi: float | None = None, min_class_size: int = 3) -> FilterResult:
     """SAL's separation step with a trained ``classifier`` (numpy ``features(X) -> (n, D)`` and
-    ``logits(X) -> (n, C)``). X_id (n, d), y_id (n,): labelled ID data (true labels); X_wild
-    (m, d): the wild set (pseudo-labels). Candidates are tau > T, T the ``quantile`` of the ID
-    scores; with ``pi`` the top-pi fraction instead (T is still reported)."""
+    ``logits(X) -> (n, C)``, or a torch network, wrapped in :class:`NumpyClassifier`). X_id
+    (n, ...), y_id (n,): labelled ID data (true labels); X_wild (m, ...): the wild set
+    (pseudo-labels); samples may be vectors or images. Candidates are tau > T, T the
+    ``quantile`` of the ID scores; with ``pi`` the top-pi fraction instead (T is still
+    reported)."""
+    if isinstance(classifier, nn.Module):
+        classifier = NumpyClassifier(classifier)
     X_id = _inputs(X_id, "X_id")
-    X_wild = _inputs(X_wild, "X_wild", X_id.shape[1])
+    X_wild = _inputs(X_wild, "X_wild", X_id.shape[1:])
     phi_id, z_id = classifier.features(X_id), classifier.logits(X_id)
     c = z_id.shape[1]
     g_id = last_layer_grad_rows(phi_id, z_id, y_id)  # ID rows at the true labels
@@ -133,11 +219,10 @@ class OODClassifier:
         self.head = head.eval()
 
     def _run(self, fn, X) -> np.ndarray:
-        import torch
-
         X = _inputs(X, "X")
+        device = next(self.head.parameters()).device
         with torch.no_grad():
-            return fn(torch.as_tensor(X)).numpy().astype(np.float64)
+            return fn(torch.as_tensor(X, device=device)).cpu().numpy().astype(np.float64)
 
     def score_samples(self, X) -> np.ndarray:
         return self._run(lambda t: self.head(self.model.features(t)).view(-1), X)
@@ -156,23 +241,18 @@ def train_ood_classifier(backbone, X_id, y_id, X_outliers, *, bce_weight: float 
                          weight_decay: float = 5e-4, momentum: float = 0.9,
                          seed: int = 0) -> OODClassifier:
     """Step 5: fine-tune a copy of ``backbone`` (an ``nn.Module`` with ``features`` and a
-    linear ``head``, or the kit's ``TrainedClassifier``) with a new linear head r on
-    loss = CE(h(x_id), y_id) + bce_weight * BCE(r(phi(x)), 1[x is ID]) over X_id (n, d), y_id
-    (n,) and X_outliers (k, d). Official optimiser and schedule (see the module docstring);
+    linear ``head``, one whose last layer is a linear ``fc`` - split by :class:`SplitNetwork` -
+    or the kit's ``TrainedClassifier``) with a new linear head r on
+    loss = CE(h(x_id), y_id) + bce_weight * BCE(r(phi(x)), 1[x is ID]) over X_id (n, ...), y_id
+    (n,) and X_outliers (k, ...), on the backbone's device. Official optimiser and schedule (see the module docstring);
     ``seed`` fixes the head's initialisation and the batch order."""
-    import torch
     import torch.nn.functional as F
-    from torch import nn
 
     from iclr24.kits.small_classifiers import torch_generator
 
-    net = getattr(backbone, "model", backbone)
-    if not (isinstance(net, nn.Module) and hasattr(net, "features")
-            and isinstance(getattr(net, "head", None), nn.Linear)):
-        raise TypeError("backbone must be an nn.Module (or TrainedClassifier) with features() "
-                        f"and a linear head, got {type(backbone).__name__}")
+    net = _as_split(backbone)
     X_id = _inputs(X_id, "X_id")
-    X_out = _inputs(X_outliers, "X_outliers", X_id.shape[1])
+    X_out = _inputs(X_outliers, "X_outliers", X_id.shape[1:])
     y = np.asarray(y_id)
     if y.shape != (len(X_id),) or not np.issubdtype(y.dtype, np.integer):
         raise ValueError(f"y_id must be integers of shape ({len(X_id)},), got {y.dtype} "
@@ -191,6 +271,8 @@ def train_ood_classifier(backbone, X_id, y_id, X_outliers, *, bce_weight: float 
     with torch.no_grad():
         head.weight.uniform_(-bound, bound, generator=gen)
         head.bias.uniform_(-bound, bound, generator=gen)
+    device = next(net.parameters()).device
+    head = head.to(device)
     params = list(model.parameters()) + list(head.parameters())
     opt = torch.optim.SGD(params, lr=lr, momentum=momentum, nesterov=True,
                           weight_decay=weight_decay)
@@ -198,7 +280,8 @@ def train_ood_classifier(backbone, X_id, y_id, X_outliers, *, bce_weight: float 
     total = epochs * steps_per_epoch
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: _cosine_annealing(s, total, 1.0, 1e-6 / lr))
-    Xi, yi, Xo = torch.as_tensor(X_id), torch.as_tensor(y, dtype=torch.long), torch.as_tensor(X_out)
+    Xi, Xo = torch.as_tensor(X_id, device=device), torch.as_tensor(X_out, device=device)
+    yi = torch.as_tensor(y, dtype=torch.long, device=device)
     k = len(Xo)
     perm, begin = torch.randperm(k, generator=gen), 0
     for _ in range(epochs):
@@ -213,7 +296,8 @@ def train_ood_classifier(backbone, X_id, y_id, X_outliers, *, bce_weight: float 
             phi = model.features(x)
             n_in = len(rows)
             ce = F.cross_entropy(model.head(phi[:n_in]), yi[rows])
-            target = torch.cat([torch.ones(n_in), torch.zeros(len(out_rows))])
+            target = torch.cat([torch.ones(n_in, device=device),
+                                torch.zeros(len(out_rows), device=device)])
             bce = F.binary_cross_entropy_with_logits(head(phi).view(-1), target)
             loss = ce + bce_weight * bce  # loss_add = 1: CE + ft_weight * BCE
             opt.zero_grad()
@@ -279,10 +363,7 @@ class SALDetector:
 
     def fit(self, X_id, y_id, X_wild, backbone=None) -> SALDetector:
         X_id = _inputs(X_id, "X_id")
-        X_wild = np.asarray(X_wild, dtype=np.float32)
-        if X_wild.ndim != 2 or X_wild.shape[0] == 0:
-            raise ValueError(f"X_wild (the wild set) must be a non-empty 2-D array (m, d), got "
-                             f"shape {X_wild.shape}")
+        X_wild = _inputs(X_wild, "X_wild (the wild set)", X_id.shape[1:])
         y_id = np.asarray(y_id)
         self.backbone_ = backbone if backbone is not None else self._train_backbone(X_id, y_id)
         self.filter_ = sal_filter(self.backbone_, X_id, y_id, X_wild, quantile=self.quantile,
