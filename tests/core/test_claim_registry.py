@@ -37,6 +37,31 @@ SINGLE_RUN = {
                          "the cache on and off are deterministic; the neural functional beside "
                          "its frozen-kernel null is one training run, a check that the cached "
                          "gradient path trains, not the paper's claim",
+    "dag_scale.population_scale_attack": "exact LS optima by subset DP on the population "
+                                         "covariances of 200 random SEMs: the rule reads "
+                                         "fractions of a census of exact optima, with two "
+                                         "rescaling nulls on the same SEMs",
+    "diffusion_theory.ode_rate": "exact grid TVs of a deterministic sampler (no sampling, the "
+                                 "seed does not enter); a biased-score null in the same run",
+    "diffusion_theory.ddpm_rate": "exact grid density propagation (no sampling, the seed does "
+                                  "not enter); a biased-score null in the same run",
+    "diffusion_theory.score_error_floor": "exact grid TVs against eps (no sampling); the naive "
+                                          "reading against q_1 as its null",
+    "fair_abstain.ip_correctness": "exact feasibility of the integer program's solution "
+                                   "(violations must be 0); an unconstrained null",
+    "fair_abstain.feasibility_frontier": "the solver's feasibility against a closed-form minimal "
+                                         "budget on 408 grid points: an exact count of "
+                                         "mismatches, a wrong closed form as its null",
+    "prune_kurtosis.l1_maximises_cosine": "a theorem checked exactly: L1 against random masks on "
+                                          "every grid amount, the worst case read",
+    "uhat_ahat.ahat_counting": "exact agreement of the compiled AHAT encoders with the counting "
+                               "semantics on every word; leftmost-tie and constant nulls",
+    "vertibench.alpha_controls_importance": "a rank correlation of requested vs recovered alpha "
+                                            "over all independent splits (the replicates), with "
+                                            "an alpha-blind splitter read by the same rule",
+    "vertibench.beta_controls_correlation": "the worst |beta_hat - beta| over every dataset, "
+                                            "beta and GA seed, with a beta-blind splitter read "
+                                            "by the same rule",
 }
 
 
