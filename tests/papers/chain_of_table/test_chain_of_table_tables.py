@@ -67,6 +67,7 @@ def test_add_column_validation_follows_the_official_checks(df):
         "number of teams": (years, "number of"),
         "same": (["1", "1", "1", "1"], "identical"),
         "empty": (["1984", "", "1971", "2001"], "empty"),
+        "missing": (["1984", None, "1971", float("nan")], "empty"),  # not the text "None"
         "team": (["x", "y", "z", "w"], "already exists"),
         "copy": (list(df["conf"]), "same content"),
         "made up": (["1984", "1950", "1971", "1999"], "not substrings"),
@@ -149,3 +150,34 @@ def test_sort_rows_is_a_stable_permutation_with_unkeyed_cells_last(cells, asc):
     keyed = [k for k in keys if k is not None]
     assert keys[:len(keyed)] == keyed  # unkeyed cells at the end
     assert keyed == sorted(keyed, reverse=not asc)
+
+
+def test_missing_cells_anywhere_become_empty_cells():
+    """A NaN/None below the first row used to reach " | ".join (pandas keeps NaN through
+    astype(str) of an object column); every missing cell is now the empty cell."""
+    import numpy as np
+
+    df = pd.DataFrame({"team": ["ants", "bees", None],
+                       "points": [10.0, np.nan, 3.0],
+                       "when": pd.to_datetime(["2020-01-01", None, "2021-05-02"]),
+                       "note": pd.array(["x", pd.NA, "z"], dtype="string")})
+    assert linearize(df).splitlines() == [
+        "col : team | points | when | note",
+        "row 1 : ants | 10.0 | 2020-01-01 00:00:00 | x",
+        "row 2 : bees |  |  | ",
+        "row 3 :  | 3.0 | 2021-05-02 00:00:00 | z"]
+    # an object column of strings with a missing cell far below the first row
+    strings = pd.DataFrame({"a": ["p"] * 5 + [None], "b": ["q"] * 6})
+    assert linearize(strings).splitlines()[-1] == "row 6 :  | q"
+    # the operations see empty cells too: grouping skips them, the block names them
+    assert is_groupable(pd.DataFrame({"a": [None, "x", "x", None]}), "a")
+    assert not is_groupable(pd.DataFrame({"a": [None, None]}), "a")
+    summary = group_summary(pd.DataFrame({"a": ["x", None, "x"]}), "a")
+    assert list(summary["a"]) == ["x", ""] and list(summary["Count"]) == [2, 1]
+    assert "Group 2 | [Empty Cell] | 1" in group_block(summary)
+    # a table that already is all strings is returned as is (no copy)
+    from iclr24.papers.chain_of_table.tables import as_table
+
+    clean = pd.DataFrame({"a": ["1", "2"]})
+    assert as_table(clean) is clean
+    assert as_table(strings) is not strings and as_table(strings)["a"].iloc[5] == ""

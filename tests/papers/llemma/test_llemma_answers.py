@@ -186,3 +186,47 @@ def test_integers_with_commas_normalise_to_digits(n):
 def test_normalize_is_idempotent_on_plain_expressions(s):
     once = normalize_tex(s)
     assert normalize_tex(once) == once
+
+
+# --- gold answers of MATH reference solutions and Minerva's 4-shot prompt --------------------
+
+def test_extract_boxed_answer_takes_the_last_balanced_box():
+    from iclr24.papers.llemma import extract_boxed_answer
+
+    sol = (r"First $\boxed{1}$ is wrong; so $\frac{a}{b}=\boxed{-\frac{2}{3}}.$ Done, "
+           r"with {braces} after.")
+    assert extract_boxed_answer(sol) == r"-\frac{2}{3}"
+    assert extract_boxed_answer(r"the set is $\boxed{\{1,2\}}$") == r"\{1,2\}"
+    assert extract_boxed_answer(r"$\boxed{[2,5)}$") == "[2,5)"
+    # the brace-less form, as the official reader takes it: up to the next '$'
+    assert extract_boxed_answer(r"so $x = \boxed 5$ and more") == "5"
+    # \fbox when there is no \boxed
+    assert extract_boxed_answer(r"answer: \fbox{12}") == "12"
+    # then normalised as the evaluation does
+    assert normalize_tex(extract_boxed_answer(r"$\boxed{1,\!000 \text{ dollars}}$")) == "1000"
+
+
+def test_extract_boxed_answer_bad_inputs():
+    from iclr24.papers.llemma import extract_boxed_answer
+
+    with pytest.raises(ValueError, match="solution has no"):
+        extract_boxed_answer("The answer is 5.")
+    with pytest.raises(ValueError, match="never closed"):
+        extract_boxed_answer(r"so \boxed{\frac{1}{2}")
+    with pytest.raises(ValueError, match="not followed by a brace"):
+        extract_boxed_answer(r"\boxed\alpha{x}")
+    with pytest.raises(TypeError, match="solution"):
+        extract_boxed_answer(None)
+
+
+def test_minerva_math_prompt_is_four_shot_and_parses_with_our_own_readers():
+    from iclr24.papers.llemma import MINERVA_MATH_FEWSHOT, extract_boxed_answer, minerva_prompt
+
+    shots = MINERVA_MATH_FEWSHOT.split("\n\nProblem:\n")
+    assert len(shots) == 4 and MINERVA_MATH_FEWSHOT.startswith("Problem:\n")
+    finals = [extract_final_answer(s.split("Solution:\n", 1)[1]) for s in shots]
+    boxed = [normalize_tex(extract_boxed_answer(s)) for s in shots]
+    assert [normalize_tex(f) for f in finals] == ["[2,5)", "24", "16", r"-\frac{2}{3}"]
+    assert boxed == [normalize_tex(f) for f in finals]  # each demo's box agrees with its line
+    prompt = minerva_prompt("What is $1+1$?", MINERVA_MATH_FEWSHOT)
+    assert prompt.endswith("I hope it is correct.\n\nProblem:\nWhat is $1+1$?\n\nSolution:")

@@ -28,9 +28,11 @@ How the code maps to it.
 - :mod:`.league`: :func:`make_table_task` (synthetic league tables with programmatic truth and
   oracle chains), :class:`ScriptedPlanner`, :class:`LearnedPlanner` (scikit-learn),
   :class:`RandomPlanner`, :class:`RuleArguments`, :class:`ShortContextReader`.
-- ``claims.py``: ``chain_vs_end_to_end`` (accuracy per table-size bucket, scripted / learned /
-  random planners vs end-to-end reading) and ``protocol_end_to_end`` (the exact prompts on
-  SmolLM2-135M-Instruct: parse rates per operation, accuracy).
+- ``claims.py``: ``chain_vs_end_to_end`` (accuracy per table-size bucket; the learned
+  planner judged against a random legal chain, the null arm, and against end-to-end reading;
+  oracle chains as the positive control) and ``protocol_end_to_end`` (a protocol check: the
+  exact prompts on SmolLM2-135M-Instruct, parse rates per operation, accuracy reported; an
+  untrained byte-level model as the null arm).
 
 Out of reach and what differs. PaLM 2, GPT-3.5 and LLaMA 2 and the real benchmarks (TabFact,
 WikiTQ, FeTaQA; no offline copy) are out of reach: the mechanism is tested on synthetic league

@@ -1,8 +1,10 @@
 """Tables and the atomic operations of Chain-of-Table (Wang et al., ICLR 2024, Sec. 3 and
 App. A; the executors ``*_act`` of the official code google-research/chain-of-table).
 
-A table is a :class:`pandas.DataFrame` of strings (every cell is text, as in TabFact). The
-functions here are pure: each returns a new table and never touches its input.
+A table is a :class:`pandas.DataFrame` of strings (every cell is text, as in TabFact); any
+other frame is converted cell by cell on entry (:func:`as_table`), a missing value (None,
+NaN, NaT, pd.NA) becoming the empty cell "". The functions here are pure: each returns a new
+table and never touches its input.
 
 - :func:`linearize`: the PIPE format of the prompts (``table caption : …``, ``col : h1 | h2``,
   ``row 1 : v1 | v2``; 1-based rows, at most ``max_rows`` of them).
@@ -40,10 +42,21 @@ __all__ = [
 ]
 
 
+def _cell_text(value: object) -> str:
+    """A cell as text: strings unchanged, a missing value (None, NaN, NaT, pd.NA) as the
+    empty cell "" (what the official tables hold for a blank cell), anything else ``str()``."""
+    if isinstance(value, str):
+        return value
+    if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
+        return ""
+    return str(value)
+
+
 def as_table(df: pd.DataFrame, name: str = "df") -> pd.DataFrame:
     """Validate ``df`` (a DataFrame with unique string column names) and return it with
-    string cells and the index 0..n-1: ``df`` itself when it already is so (callers never
-    mutate it), else a converted copy."""
+    string cells and the index 0..n-1: ``df`` itself when every cell already is a string and
+    the index is 0..n-1 (callers never mutate it), else a converted copy in which missing
+    cells (None, NaN, NaT, pd.NA) are empty strings and other values are ``str()``-ed."""
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"{name} must be a pandas.DataFrame, got {type(df).__name__}")
     cols = list(df.columns)
@@ -52,9 +65,15 @@ def as_table(df: pd.DataFrame, name: str = "df") -> pd.DataFrame:
     if len(set(cols)) != len(cols):
         raise ValueError(f"{name} has duplicate column names: {cols!r}")
     normal = isinstance(df.index, pd.RangeIndex) and df.index.start == 0 \
-        and df.index.step == 1 and all(dt == object for dt in df.dtypes) \
-        and all(isinstance(v, str) for v in df.head(1).to_numpy().ravel())
-    return df if normal else df.astype(str).reset_index(drop=True)
+        and df.index.step == 1 \
+        and all(pd.api.types.is_object_dtype(dt) or pd.api.types.is_string_dtype(dt)
+                for dt in df.dtypes) \
+        and all(isinstance(v, str) for v in df.to_numpy().ravel())
+    if normal:
+        return df
+    # every cell, not only the first row: a NaN further down would reach " | ".join
+    return pd.DataFrame({c: [_cell_text(v) for v in df[c]] for c in cols}, columns=cols,
+                        dtype=object)
 
 
 def linearize(df: pd.DataFrame, caption: str | None = None, max_rows: int = 100) -> str:
@@ -64,7 +83,8 @@ def linearize(df: pd.DataFrame, caption: str | None = None, max_rows: int = 100)
         col : h1 | h2
         row 1 : v1 | v2
 
-    Only the first ``max_rows`` rows are written (the paper truncates at 100)."""
+    Only the first ``max_rows`` rows are written (the paper truncates at 100). A missing
+    cell (None, NaN, NaT, pd.NA) is written as an empty cell."""
     table = as_table(df)
     if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
         raise ValueError(f"max_rows must be a positive int, got {max_rows!r}")
@@ -85,7 +105,7 @@ def add_column_problem(df: pd.DataFrame, name: str, values: Sequence[str]) -> st
     table = as_table(df)
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"name must be a non-empty string, got {name!r}")
-    values = [str(v) for v in values]
+    values = [_cell_text(v) for v in values]  # a missing value is an empty one
     if len(values) != len(table):
         raise ValueError(f"values must have one entry per row ({len(table)}), got {len(values)}")
     if name.startswith("number of"):
@@ -112,7 +132,7 @@ def add_column(df: pd.DataFrame, name: str, values: Sequence[str]) -> pd.DataFra
     if problem is not None:
         raise ValueError(f"add_column({name!r}) rejected: {problem}")
     out = as_table(df).copy()
-    out[name] = [str(v) for v in values]
+    out[name] = [_cell_text(v) for v in values]
     return out
 
 

@@ -12,6 +12,7 @@ Llama 4.5% / 12.2%); maj@256: 33.5% / 43.1%.
 
 How the code maps to it (a harness that runs on any text backend, plus the recipe in miniature).
 - :mod:`.answers`: :func:`extract_final_answer` (sentinel :data:`INVALID_ANSWER`),
+  :func:`extract_boxed_answer` (the gold answer of a MATH reference solution),
   :func:`normalize_tex` (Minerva appendix D, in its order; the lists checked against the fork).
 - :mod:`.equivalence`: :func:`is_equiv` (string match, then SymPy ``parse_latex`` +
   ``simplify`` under timeouts in a child process), :class:`SympyEquivalence`,
@@ -21,7 +22,9 @@ How the code maps to it (a harness that runs on any text backend, plus the recip
   :func:`program_answer`.
 - :mod:`.evaluator`: :class:`MathEvaluator` (few-shot maj@k over a ``TextBackend``: a tiny local
   model, SmolLM2-135M-Instruct, a user's checkpoint, an OpenAI-compatible server),
-  :func:`minerva_prompt`, :func:`maj_at_k`, :data:`MINERVA_ARITHMETIC_FEWSHOT`.
+  :func:`minerva_prompt`, :func:`maj_at_k`, :data:`MINERVA_MATH_FEWSHOT` (Minerva's 4-shot MATH
+  prompt, for real MATH problems), :data:`MINERVA_ARITHMETIC_FEWSHOT` (the same layout over
+  the synthetic arithmetic task).
 - :mod:`.mixture`: :class:`MixtureSampler`, :func:`continue_pretraining`,
   :data:`LLEMMA_WEIGHTS` (the official data weights).
 - :mod:`.synthetic_math`: worked solutions, LaTeX derivations and Python solutions of the kit's
@@ -46,6 +49,11 @@ Usage::
     ev = MathEvaluator(LocalTextModel(load_smollm2()), MINERVA_ARITHMETIC_FEWSHOT, k=8,
                        temperature=0.6, top_p=0.95)
     df = ev.evaluate([("What is 12 + 30?", "42")], ks=[1, 8])   # acc, pass_rate, acc@1, acc@8
+
+    # MATH itself (a user's copy): Minerva's 4-shot prompt, gold from the reference solution
+    from iclr24.papers.llemma import MINERVA_MATH_FEWSHOT, extract_boxed_answer
+    ev = MathEvaluator(my_lm, MINERVA_MATH_FEWSHOT, max_new_tokens=512)
+    df = ev.evaluate([(r["problem"], extract_boxed_answer(r["solution"])) for r in records])
 """
 
 from .answers import (
@@ -53,6 +61,7 @@ from .answers import (
     INVALID_ANSWER,
     REMOVED_EXPRESSIONS,
     SUBSTITUTIONS,
+    extract_boxed_answer,
     extract_final_answer,
     format_final_answer,
     normalize_tex,
@@ -61,6 +70,7 @@ from .checker_pairs import ANSWER_PAIRS, AnswerPair
 from .equivalence import EquivalenceResult, SympyEquivalence, is_equiv, math_verify_equiv
 from .evaluator import (
     MINERVA_ARITHMETIC_FEWSHOT,
+    MINERVA_MATH_FEWSHOT,
     MathEvaluator,
     MathProblem,
     maj_at_k,
@@ -77,6 +87,7 @@ __all__ = [
     "INVALID_ANSWER",
     "LLEMMA_WEIGHTS",
     "MINERVA_ARITHMETIC_FEWSHOT",
+    "MINERVA_MATH_FEWSHOT",
     "REMOVED_EXPRESSIONS",
     "SUBSTITUTIONS",
     "AnswerPair",
@@ -89,6 +100,7 @@ __all__ = [
     "SympyEquivalence",
     "VoteResult",
     "continue_pretraining",
+    "extract_boxed_answer",
     "extract_final_answer",
     "extract_program",
     "format_final_answer",

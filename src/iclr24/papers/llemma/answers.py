@@ -20,6 +20,10 @@ EleutherAI's ``lm_eval/tasks/minerva_math/utils.py``, which carry the same lists
 6. expand the shorthands ``\\fracab`` -> ``\\frac{a}{b}``, ``\\sqrta`` -> ``\\sqrt{a}``; drop ``$``;
 7. strip thousands commas when what is left is otherwise all digits.
 
+Gold answers of MATH come from the reference solution's last ``\\boxed{...}``:
+:func:`extract_boxed_answer` (EleutherAI's ``minerva_math`` reader: balanced braces, the
+brace-less ``\\boxed 5`` form; ``\\fbox{}`` also read, where the official code fails on it).
+
 The lists are plain data (facts of the procedure); the code is ours. The normaliser is
 deliberately lossy: ``"a "`` is removed anywhere (``"a b"`` -> ``"b"``), ``"ft"`` inside a word
 too; these are the paper's behaviour and tests pin them.
@@ -34,6 +38,7 @@ __all__ = [
     "INVALID_ANSWER",
     "REMOVED_EXPRESSIONS",
     "SUBSTITUTIONS",
+    "extract_boxed_answer",
     "extract_final_answer",
     "format_final_answer",
     "normalize_tex",
@@ -79,6 +84,45 @@ def extract_final_answer(text: str) -> str:
     # the generation stops at (and cuts off) the end sequence: put it back before matching
     match = _FINAL_ANSWER.search(text + END_OF_SOLUTION)
     return match.group(1).strip() if match else INVALID_ANSWER
+
+
+def extract_boxed_answer(solution: str) -> str:
+    r"""The gold answer of a MATH reference solution: the content of its last ``\boxed{...}``
+    (braces balanced), as the Minerva/Llemma evaluation reads it (EleutherAI's
+    ``minerva_math``: ``last_boxed_only_string`` then ``remove_boxed``); normalise it with
+    :func:`normalize_tex` (``MathEvaluator`` does) before comparing.
+
+    Like the official reader: the brace-less form ``\boxed 5`` takes the text after the last
+    ``"\boxed "`` up to the next ``$``; without ``\boxed`` the last ``\fbox{...}`` is used
+    (the official code finds it but then fails on it). Raises ``ValueError`` naming
+    ``solution`` when it has no boxed answer or the braces after the last one do not close.
+
+    >>> extract_boxed_answer(r"so $x = \boxed{\frac{1}{2}}$.")
+    '\\frac{1}{2}'
+    """
+    if not isinstance(solution, str):
+        raise TypeError(f"solution must be a str, got {type(solution).__name__}")
+    if "\\boxed " in solution:
+        return solution.split("\\boxed ")[-1].split("$")[0].strip()
+    start = solution.rfind("\\boxed")
+    command = "\\boxed"
+    if start < 0:
+        start, command = solution.rfind("\\fbox"), "\\fbox"
+        if start < 0:
+            raise ValueError("solution has no \\boxed{...} (or \\fbox{...}) answer")
+    depth = 0
+    for i in range(start, len(solution)):
+        if solution[i] == "{":
+            depth += 1
+        elif solution[i] == "}":
+            depth -= 1
+            if depth == 0:
+                boxed = solution[start:i + 1]
+                if not boxed.startswith(command + "{"):
+                    raise ValueError(f"solution's last {command} is not followed by a brace: "
+                                     f"{boxed[:40]!r}")
+                return boxed[len(command) + 1:-1]
+    raise ValueError(f"solution's last {command}{{ is never closed (unbalanced braces)")
 
 
 def format_final_answer(answer: str) -> str:
