@@ -37,8 +37,25 @@ class _Stub(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(b"model crashed")
             return
+        chat = self.path.endswith("/chat/completions")
+        if mode == "chatonly" and not chat:  # a chat-only server has no /v1/completions
+            self.send_response(404)
+            self.end_headers()
+            self.wfile.write(b"not found")
+            return
         if mode == "garbage":
             payload = b"<html>not json</html>"
+        elif chat:
+            # the reply names the roles it saw and echoes the last message, choices reversed
+            # (clients must order them by index)
+            roles = ",".join(m["role"] for m in body["messages"])
+            last = body["messages"][-1]["content"]
+            choices = [{"index": j, "message": {"role": "assistant",
+                                                "content": f"{roles}:{last}|{j}"}}
+                       for j in reversed(range(body["n"]))]
+            if mode == "nocontent":
+                choices = [{"index": 0, "text": "legacy"}]
+            payload = json.dumps({"choices": choices}).encode()
         elif body.get("echo"):
             text = body["prompt"]
             offs = list(range(0, len(text), 4))  # 4-character "tokens"
@@ -106,3 +123,55 @@ def test_http_errors_malformed_json_timeouts_and_unreachable_servers(server):
         OpenAICompatibleClient("localhost:8000", "tiny")
     with pytest.raises(ValueError, match="prompts"):
         c.generate([], 3)
+
+
+def test_chat_endpoint_sends_messages_and_orders_choices(server):
+    """A chat-only server: generate() goes to /chat/completions with one user message per
+    prompt, chat() sends whole conversations, replies come back in index order."""
+    _Stub.mode, _Stub.seen = "chatonly", []
+    c = OpenAICompatibleClient(server, "tiny", api_key="k", endpoint="chat")
+    assert c.applies_chat_template and not c.supports_logprobs
+    out = c.generate(["a", "b"], 5, n=2, stop=["\n"], seed=3)
+    assert out == [["user:a|0", "user:a|1"], ["user:b|0", "user:b|1"]]
+    assert [p for p, _, _ in _Stub.seen] == ["/v1/chat/completions"] * 2
+    _, body, auth = _Stub.seen[-1]
+    assert body["messages"] == [{"role": "user", "content": "b"}] and auth == "Bearer k"
+    assert body["max_tokens"] == 5 and body["stop"] == ["\n"] and body["seed"] == 3
+    assert "prompt" not in body
+    conv = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "hello"}, {"role": "user", "content": "again"}]
+    assert c.chat([conv], 4) == [["system,user,assistant,user:again|0"]]
+    # the legacy endpoint is what a chat-only server lacks: the default client says so
+    with pytest.raises(RuntimeError, match=r"completions answered HTTP 404"):
+        OpenAICompatibleClient(server, "tiny").generate(["a"], 3)
+    with pytest.raises(NotImplementedError, match="without log-probabilities"):
+        c.logprobs("a", "b")
+    _Stub.mode = "nocontent"
+    with pytest.raises(ValueError, match="no message content"):
+        c.chat([conv], 4)
+    _Stub.mode = "ok"
+
+
+def test_chat_bad_inputs_name_the_argument(server):
+    c = OpenAICompatibleClient(server, "tiny", endpoint="chat")
+    with pytest.raises(ValueError, match="endpoint"):
+        OpenAICompatibleClient(server, "tiny", endpoint="responses")
+    with pytest.raises(TypeError, match="conversations"):
+        c.chat("hello", 3)
+    with pytest.raises(TypeError, match="conversations"):
+        c.chat([{"role": "user", "content": "hi"}], 3)  # one conversation, not a list of them
+    with pytest.raises(ValueError, match="conversations must be non-empty"):
+        c.chat([], 3)
+    with pytest.raises(TypeError, match=r"conversations\[0\]"):
+        c.chat([[]], 3)
+    with pytest.raises(ValueError, match=r"conversations\[0\]\[0\]\['role'\]"):
+        c.chat([[{"role": "robot", "content": "hi"}]], 3)
+    with pytest.raises(TypeError, match=r"conversations\[0\]\[1\]"):
+        c.chat([[{"role": "user", "content": "hi"}, {"role": "user", "content": 3}]], 3)
+    with pytest.raises(ValueError, match="n must be"):
+        c.chat([[{"role": "user", "content": "hi"}]], 3, n=0)
+    with pytest.raises(TypeError, match="not one str"):
+        c.generate("abc", 3)
+    # an explicit supports_logprobs still wins over the endpoint's default
+    assert OpenAICompatibleClient(server, "t", endpoint="chat", supports_logprobs=True
+                                  ).supports_logprobs

@@ -63,7 +63,10 @@ def test_prompt_bad_inputs():
     ("So, the final decision is response 1", 0),
     ("No anchor here: Response 1", -1),
     ("So, the final decision is Response", -1),
-    ("So, the final decision is  Response 1", -1),  # exact anchor: one space
+    ("So, the final decision is  Response 1", 0),  # the rest is stripped (official)
+    ("So, the final decision is \n Tie.", 2),
+    ("So, the final decision is\nTie", -1),  # no anchor: it ends in one space
+    ("So, the final decisionis Response 1", -1),  # the anchor itself is exact
     ("So, the Final Decision is Response 1", -1),  # the anchor itself is case-sensitive
     ("", -1),
 ])
@@ -84,6 +87,12 @@ def test_parse_rating_last_anchor_and_failures():
     assert math.isnan(parse_rating("no rating"))
     assert math.isnan(parse_rating("Rating: [[seven]]"))
     assert math.isnan(parse_rating("Rating: [[7"))
+    # off Auto-J's 1-10 scale: unparsed (NaN), the official code would take the number
+    for text in ("Rating: [[11]]", "Rating: [[0]]", "Rating: [[-3]]", "Rating: [[10.5]]"):
+        assert math.isnan(parse_rating(text)), text
+    assert parse_rating("Rating: [[1]]") == 1.0 and parse_rating("Rating: [[10]]") == 10.0
+    assert parse_rating("Rating: [[11]]", official_compat=True) == 11.0
+    assert parse_rating("Rating: [[inf]]", official_compat=True) == 0.0
     assert parse_rating("no rating", official_compat=True) == 0.0
     assert parse_rating("Rating: [[4]] and Rating: [[x]]", official_compat=True) == 0.0
     with pytest.raises(TypeError, match="text"):
@@ -114,3 +123,18 @@ def test_any_prefix_then_decision_parses(prefix, decision):
 @given(st.integers(1, 10), st.text(alphabet="abc .", max_size=30))
 def test_rating_round_trip(k, critique):
     assert parse_rating(f"{critique} Rating: [[{k}]]") == float(k)
+
+
+@given(st.text(alphabet=" \n\t", max_size=4), st.sampled_from(["Response 1", "Response 2", "Tie"]))
+def test_whitespace_after_the_anchor_is_stripped(space, decision):
+    expected = {"Response 1": 0, "Response 2": 1, "Tie": 2}[decision]
+    assert parse_pairwise_verdict("So, the final decision is " + space + decision) == expected
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_rating_is_kept_exactly_on_the_scale(x):
+    got = parse_rating(f"Rating: [[{x!r}]]")
+    if 1 <= x <= 10:
+        assert got == x
+    else:
+        assert math.isnan(got)

@@ -12,11 +12,13 @@ from iclr24.papers.autoj import (
     TESTBED_SCENARIOS,
     GenerativeJudge,
     TinyJudgeConfig,
+    build_prompt,
     judge_tokenizer,
     make_bon_testbed,
     make_judge_sft_examples,
     make_judge_testbed,
     make_task,
+    model_chat_format,
     new_tiny_lm,
     pairwise_judgment,
     parse_pairwise_verdict,
@@ -181,6 +183,64 @@ def test_judge_bad_inputs():
         judge.compare_many(["q"], ["a"], [])
     with pytest.raises(TypeError, match="queries"):
         judge.compare_many("q", ["a"], ["b"])
+
+
+_TOY_TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>"
+                 "{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}")
+
+
+class ChatEndpoint(ScriptedBackend):
+    """A backend whose server applies the chat template (an OpenAI-compatible chat endpoint)."""
+
+    applies_chat_template = True
+
+
+def test_default_chat_format_is_the_models_own_template():
+    from types import SimpleNamespace
+
+    decide = lambda p: "So, the final decision is Tie"
+    # a local model whose tokenizer carries a chat template (as SmolLM2's does): that template
+    tok = judge_tokenizer(["<|user|> hello <|end|> <|assistant|>"] * 3, 300)
+    tok.chat_template = _TOY_TEMPLATE
+    local = ScriptedBackend(decide)
+    local.lm = SimpleNamespace(tokenizer=SimpleNamespace(hf=tok))  # as LocalTextModel holds it
+    judge = GenerativeJudge(local, 8)
+    assert callable(judge.chat_format) and model_chat_format(local) is not None
+    assert judge.compare("q", "a", "b").verdict == 2
+    assert local.prompts[0].startswith("<|user|>You are assessing two submitted responses")
+    assert local.prompts[0].endswith("you've provided.<|end|><|assistant|>")
+    assert "[INST]" not in local.prompts[0]
+    # an explicit format still wins
+    forced = ScriptedBackend(decide)
+    forced.lm = local.lm
+    GenerativeJudge(forced, 8, chat_format="llama2").compare("q", "a", "b")
+    assert forced.prompts[0].startswith("[INST] You are assessing")
+    # no template on the tokenizer (our tiny judges, Auto-J's LLaMA-2 tokenizer): LLaMA-2
+    plain = ScriptedBackend(decide)
+    plain.lm = SimpleNamespace(tokenizer=SimpleNamespace(hf=judge_tokenizer(["abc def"], 300)))
+    assert model_chat_format(plain) == "llama2" == GenerativeJudge(plain, 8).chat_format
+    assert model_chat_format(ScriptedBackend(decide)) == "llama2"
+    # a chat endpoint applies the template itself: the bare user message goes out
+    server = ChatEndpoint(decide)
+    GenerativeJudge(server, 8).rate("q", "r")
+    assert server.prompts[0] == build_prompt("single", "q", "r", chat_format="none")
+    with pytest.raises(ValueError, match="answer_prefix"):
+        GenerativeJudge(server, 8, answer_prefix="So, the final decision is")
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_auto_format_on_a_real_local_model_uses_its_tokenizer_template():
+    from iclr24.kits.language_models import LocalTextModel
+
+    tok = judge_tokenizer(["<|user|> You are assessing <|end|> <|assistant|>"] * 3, 300)
+    tok.chat_template = _TOY_TEMPLATE
+    cfg = TinyJudgeConfig(hidden_size=16, intermediate_size=32, n_layers=1, n_heads=2,
+                          context_length=1024)
+    backend = LocalTextModel(new_tiny_lm(tok, cfg, seed=0))
+    fmt = model_chat_format(backend)
+    assert fmt("hi") == "<|user|>hi<|end|><|assistant|>"
+    j = GenerativeJudge(backend, 2).compare("q", "a", "b")
+    assert j.verdict in (-1, 0, 1, 2)
 
 
 @pytest.mark.usefixtures("one_torch_thread")

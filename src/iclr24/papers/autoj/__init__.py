@@ -16,11 +16,15 @@ How the code maps to it.
 - :mod:`.prompts`: the official ``pairwise_tie`` / ``single`` / scenario-classifier templates,
   :func:`build_prompt` (LLaMA-2 ``[INST]`` wrapper, none, or any chat template).
 - :mod:`.parsing`: :func:`parse_pairwise_verdict`, :func:`parse_rating` (last anchor; NaN when
-  unparsed, ``official_compat`` for 0.0), :func:`swap_verdict` (0 <-> 1).
+  unparsed or off the 1-10 scale, ``official_compat`` for the official 0.0),
+  :func:`swap_verdict` (0 <-> 1).
 - :mod:`.judge`: :class:`GenerativeJudge` over any text backend (two-order comparisons,
+  the model's own chat template by default: :func:`model_chat_format`,
   ratings, counted parse failures).
 - :mod:`.metrics`: :func:`pairwise_agreement`, :func:`rating_agreement` (tie-threshold
   search), :func:`rating_predictions`, :func:`best_of_n`.
+- :mod:`.null_judges`: :func:`length_verdicts`, :func:`length_ratings` (input-shallow null
+  arms of the claims).
 - :mod:`.testbed`: :func:`make_judge_testbed` (synthetic pairs with computable truth over six
   taxonomy scenarios), :func:`make_bon_testbed`.
 - :mod:`.judgments`: rule-written teacher judgments and :func:`make_judge_sft_examples`
@@ -43,9 +47,22 @@ Usage::
     judge = GenerativeJudge(LocalTextModel(load_smollm2()), max_new_tokens=256)
     j = judge.compare("What is 2 + 2?", "4", "5")      # both orders
     j.verdict, j.verdict_swapped, j.consistent
+
+The default ``chat_format="auto"`` picks SmolLM2's own template here. A user's checkpoint on a
+GPU: ``LocalTextModel(load_hf_checkpoint(folder, device="cuda"))`` (a tokenizer without a
+chat template gets the LLaMA-2 wrapper; for Auto-J's own ``GAIR/autoj-13b`` pass
+``chat_format="llama2"`` to get exactly the wrapper it was trained with); a chat-only
+server: ``OpenAICompatibleClient(url, name, endpoint="chat")`` (the judge sends the bare
+message, the server applies the template).
 """
 
-from .judge import GenerativeJudge, JudgeStats, PairwiseJudgment, RatingJudgment
+from .judge import (
+    GenerativeJudge,
+    JudgeStats,
+    PairwiseJudgment,
+    RatingJudgment,
+    model_chat_format,
+)
 from .judgments import (
     make_judge_sft_examples,
     pairwise_judgment,
@@ -53,6 +70,7 @@ from .judgments import (
     single_judgment,
 )
 from .metrics import best_of_n, pairwise_agreement, rating_agreement, rating_predictions
+from .null_judges import length_ratings, length_verdicts
 from .parsing import parse_pairwise_verdict, parse_rating, swap_verdict
 from .prompts import (
     PAIRWISE_TIE_TEMPLATE,
@@ -101,10 +119,13 @@ __all__ = [
     "build_prompt",
     "build_scenario_prompt",
     "judge_tokenizer",
+    "length_ratings",
+    "length_verdicts",
     "make_bon_testbed",
     "make_judge_sft_examples",
     "make_judge_testbed",
     "make_task",
+    "model_chat_format",
     "new_tiny_lm",
     "pairwise_agreement",
     "pairwise_judgment",

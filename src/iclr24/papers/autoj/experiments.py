@@ -11,7 +11,8 @@ import numpy as np
 from .judge import GenerativeJudge
 from .judgments import make_judge_sft_examples
 from .metrics import best_of_n, pairwise_agreement, rating_agreement, rating_predictions
-from .parsing import parse_pairwise_verdict
+from .null_judges import length_ratings, length_verdicts
+from .parsing import TIE, parse_pairwise_verdict, swap_verdict
 from .prompts import wrap_chat
 from .testbed import TESTBED_SCENARIOS, JudgePair, make_bon_testbed, make_judge_testbed
 from .tiny_judge import (
@@ -24,7 +25,8 @@ from .tiny_judge import (
     train_reward_model,
 )
 
-__all__ = ["agreement_replicate", "best_of_n_replicate", "pretraining_texts", "smollm2_replicate"]
+__all__ = ["agreement_replicate", "best_of_n_replicate", "null_judge_metrics", "pretraining_texts",
+           "smollm2_replicate"]
 
 
 def pretraining_texts(pairs: Sequence[JudgePair]) -> list[str]:
@@ -38,6 +40,24 @@ def _base_lm(train_texts: list[str], pretrain: list[str], config: TinyJudgeConfi
     lm = new_tiny_lm(tok, config, seed)
     pretrain_lm(lm, pretrain, config, seed)
     return lm
+
+
+def null_judge_metrics(test: Sequence[JudgePair], seed: int) -> dict:
+    """The input-shallow null arms on the test pairs, both orders as the generative judges:
+    ``length`` (the longer response wins, :func:`length_verdicts`), ``constant_tie`` (always
+    "Tie") and ``random`` (uniform verdicts, seeded). Returns ``{arm: pairwise_agreement
+    dict}``."""
+    labels = [p.label for p in test]
+    groups = [p.scenario for p in test]
+    r1, r2 = [p.response_1 for p in test], [p.response_2 for p in test]
+    rng = np.random.default_rng([seed, 77])
+    n = len(test)
+    arms = {"length": (length_verdicts(r1, r2),
+                       [swap_verdict(int(v)) for v in length_verdicts(r2, r1)]),
+            "constant_tie": (np.full(n, TIE), np.full(n, TIE)),
+            "random": (rng.integers(0, 3, n), rng.integers(0, 3, n))}
+    return {name: pairwise_agreement(labels, first, second, groups)
+            for name, (first, second) in arms.items()}
 
 
 def _judge_metrics(judge: GenerativeJudge, test: list[JudgePair], swap: bool = True) -> dict:
@@ -54,7 +74,8 @@ def agreement_replicate(n_train: int, n_test: int, config: TinyJudgeConfig, seed
     """Train and meta-evaluate, on one seed: (a) the pretrained LM prompted with one
     demonstration (untuned), (b) a Bradley-Terry reward model (tie threshold tuned on the test
     set as in the leaderboard, and chosen on a dev split), (c) the judge SFT'd without swap
-    augmentation, (d) the SFT judge with swap augmentation (Auto-J's recipe here). n_train and
+    augmentation, (d) the SFT judge with swap augmentation (Auto-J's recipe here), and the
+    null arms of :func:`null_judge_metrics` on the same test pairs. n_train and
     n_test are pairs per scenario. Returns ``{system: pairwise_agreement dict, ...}`` plus
     reward-model details and a few example judgments."""
     train = make_judge_testbed(n_train, scenarios, seed=10_000 + seed)
@@ -107,6 +128,7 @@ def agreement_replicate(n_train: int, n_test: int, config: TinyJudgeConfig, seed
                                 "response_2": p.response_2, "label": p.label,
                                 "judgment": j.text, "judgment_swapped": j.text_swapped}
                                for p, j in zip(test[:3], js)]
+    out.update(null_judge_metrics(test, seed))
     out["label_shares"] = np.bincount(labels, minlength=3) / labels.size
     return out
 
@@ -123,8 +145,9 @@ def best_of_n_replicate(n_train: int, n_queries: int, m: int, ns: Sequence[int],
                         max_new_tokens: int = 32) -> dict:
     """Train a tiny judge on ``single`` critiques (one per response of ``n_train`` pairs per
     scenario), rate ``m`` sampled candidates of ``n_queries`` held-out queries, and pick the
-    top-rated among the first N. Returns the mean true quality per N, the oracle (best of M)
-    and the rating parse rate."""
+    top-rated among the first N. Returns the mean true quality per N (``curve``; the null
+    arms' ``length_curve``: the longest candidate, ``random_curve``: uniform-random ratings),
+    the oracle (best of M) and the rating parse rate."""
     train = make_judge_testbed(n_train, scenarios, seed=40_000 + seed)
     examples = make_judge_sft_examples(train, "single")
     base = _base_lm([p + t for p, t in examples], pretraining_texts(train), config, seed)
@@ -136,7 +159,12 @@ def best_of_n_replicate(n_train: int, n_queries: int, m: int, ns: Sequence[int],
     ratings = np.array([r.rating for r in rows]).reshape(n_queries, m)
     quality = np.stack([q for *_, q in bon])
     curve = best_of_n(ratings, quality, ns)
+    # null arms on the same candidates: the longest candidate, and uniform-random ratings
+    lengths = length_ratings([c for _, texts, _, _ in bon for c in texts]).reshape(n_queries, m)
+    noise = np.random.default_rng([seed, 88]).random((n_queries, m))
     return {"curve": curve, "oracle": float(quality.max(axis=1).mean()),
+            "length_curve": best_of_n(lengths, quality, ns),
+            "random_curve": best_of_n(noise, quality, ns),
             "mean_quality": float(quality.mean()),
             "parse_rate": judge.stats.rating_parse_rate,
             "final_loss": float(np.mean(hist.losses[-10:])),
@@ -146,56 +174,49 @@ def best_of_n_replicate(n_train: int, n_queries: int, m: int, ns: Sequence[int],
 
 
 def _smollm2_backend(stand_in: bool, pairs: list[JudgePair], seed: int):
-    """(text backend, chat format, model name): SmolLM2-135M-Instruct in its chat template,
-    or an untrained tiny stand-in (LLaMA-2 wrapper) for smoke runs."""
+    """(text backend, model name): SmolLM2-135M-Instruct, or an untrained tiny stand-in for
+    smoke runs (its tokenizer has no chat template, so the judge falls back to LLaMA-2's)."""
     from iclr24.kits.language_models import LocalTextModel
 
     if stand_in:
         texts = [m for p in pairs for m in (p.query, p.response_1, p.response_2)]
-        from .judgments import make_judge_sft_examples
-
         texts += [a + b for a, b in make_judge_sft_examples(pairs)]
         cfg = TinyJudgeConfig(hidden_size=32, intermediate_size=64, n_layers=1,
                               context_length=1024, vocab_size=400)
         lm = new_tiny_lm(judge_tokenizer(texts, cfg.vocab_size), cfg, seed, "untrained stand-in")
-        return LocalTextModel(lm, max_batch=16), "llama2", "untrained 1-layer tiny stand-in"
+        return LocalTextModel(lm, max_batch=16), "untrained 1-layer tiny stand-in"
     from iclr24.kits.language_models import load_smollm2
 
-    lm = load_smollm2()
-    hf = lm.tokenizer.hf
-
-    def chat(message: str) -> str:
-        return hf.apply_chat_template([{"role": "user", "content": message}], tokenize=False,
-                                      add_generation_prompt=True)
-
-    return LocalTextModel(lm, max_batch=16), chat, "SmolLM2-135M-Instruct"
+    return LocalTextModel(load_smollm2(), max_batch=16), "SmolLM2-135M-Instruct"
 
 
 def smollm2_replicate(stand_in: bool, seed: int, scenarios: Sequence[str] = TESTBED_SCENARIOS,
                       max_new_tokens: int = 64) -> dict:
-    """One pair per scenario judged in both orders by SmolLM2 (or the stand-in): free
-    generation, the reply primed with the decision anchor, and a seeded random judge."""
+    """One pair per scenario judged in both orders by SmolLM2 (or the stand-in), in the
+    judge's default chat format (the model's own template where it has one): free
+    generation, the reply primed with the decision anchor, and the null arms of
+    :func:`null_judge_metrics` (seeded random, constant "Tie", longer-wins) on the same
+    pairs."""
     pairs = make_judge_testbed(1, scenarios, seed=60_000 + seed)
-    backend, fmt, name = _smollm2_backend(stand_in, pairs, seed)
+    backend, name = _smollm2_backend(stand_in, pairs, seed)
     labels = [p.label for p in pairs]
     groups = [p.scenario for p in pairs]
     args = ([p.query for p in pairs], [p.response_1 for p in pairs],
             [p.response_2 for p in pairs])
-    out: dict = {"model": name}
-    free = GenerativeJudge(backend, max_new_tokens, chat_format=fmt)
+    free = GenerativeJudge(backend, max_new_tokens)
+    out: dict = {"model": name, "chat_format": ("the model's own chat template"
+                                                if callable(free.chat_format)
+                                                else free.chat_format)}
     fj = free.compare_many(*args)
     out["free"] = pairwise_agreement(labels, [j.verdict for j in fj],
                                      [j.verdict_swapped for j in fj], groups)
-    primed = GenerativeJudge(backend, 3, chat_format=fmt,
-                             answer_prefix="So, the final decision is")
+    primed = GenerativeJudge(backend, 3, answer_prefix="So, the final decision is")
     pj = primed.compare_many(*args)
     out["primed"] = pairwise_agreement(labels, [j.verdict for j in pj],
                                        [j.verdict_swapped for j in pj], groups)
     raw = [j.verdict for j in pj] + [parse_pairwise_verdict(j.text_swapped) for j in pj]
     out["share_response_1"] = float(np.mean([v == 0 for v in raw]))
-    rng = np.random.default_rng([seed, 77])
-    out["random"] = pairwise_agreement(labels, rng.integers(0, 3, len(pairs)),
-                                       rng.integers(0, 3, len(pairs)), groups)
+    out.update(null_judge_metrics(pairs, seed))
     out["replies"] = [{"seed": seed, "scenario": p.scenario, "label": p.label,
                        "free_reply": f.text[:300], "free_verdict": f.verdict,
                        "primed_verdict": q.verdict, "primed_verdict_swapped": q.verdict_swapped}

@@ -12,6 +12,15 @@ rating. Pairwise comparisons run in both orders by default and map the swapped v
 ``answer_prefix`` primes the reply (it is appended to the prompt and counted as the start of
 the judgment): an option for very small models that never write the anchor on their own (the
 paper's judges need none).
+
+Chat format. The default ``chat_format="auto"`` (:func:`model_chat_format`) uses the model's
+own template where it has one: a backend whose server applies the template itself (an
+:class:`~iclr24.kits.language_models.OpenAICompatibleClient` on ``/chat/completions``) gets
+the bare user message; a local Hugging Face model whose tokenizer carries a chat template
+(SmolLM2, a user's instruction-tuned checkpoint) gets that template, generation prompt added;
+anything else (Auto-J's own LLaMA-2 tokenizer, our tiny judges) gets Auto-J's LLaMA-2
+``[INST]`` wrapper. A wrong wrapper silently ruins a chat model (SmolLM2 in the LLaMA-2
+wrapper ends its turn at once: empty judgments).
 """
 
 from __future__ import annotations
@@ -23,7 +32,34 @@ from dataclasses import dataclass
 from .parsing import UNPARSED, parse_pairwise_verdict, parse_rating, swap_verdict
 from .prompts import ChatFormat, build_prompt, wrap_chat
 
-__all__ = ["GenerativeJudge", "JudgeStats", "PairwiseJudgment", "RatingJudgment"]
+__all__ = ["GenerativeJudge", "JudgeStats", "PairwiseJudgment", "RatingJudgment",
+           "model_chat_format"]
+
+
+def _hf_tokenizer(lm):
+    """The Hugging Face tokenizer behind a text backend (``LocalTextModel`` and
+    ``PrefixCachedTextModel`` keep the local model as ``.lm``), or None."""
+    for obj in (lm, getattr(lm, "lm", None)):
+        hf = getattr(getattr(obj, "tokenizer", None), "hf", None)
+        if hf is not None:
+            return hf
+    return None
+
+
+def model_chat_format(lm) -> ChatFormat:
+    """The chat format a judge over the text backend ``lm`` should use: ``"none"`` when the
+    backend applies the model's template itself (``lm.applies_chat_template``: a chat
+    endpoint), a callable rendering the tokenizer's own chat template (one user message,
+    generation prompt added) when the local model has one, else Auto-J's ``"llama2"``."""
+    if getattr(lm, "applies_chat_template", False):
+        return "none"
+    hf = _hf_tokenizer(lm)
+    if hf is not None and getattr(hf, "chat_template", None):
+        def own_template(message: str) -> str:
+            return hf.apply_chat_template([{"role": "user", "content": message}],
+                                          tokenize=False, add_generation_prompt=True)
+        return own_template
+    return "llama2"
 
 
 @dataclass(frozen=True)
@@ -79,12 +115,15 @@ class JudgeStats:
 class GenerativeJudge:
     """A pairwise / single-rating judge over a text backend ``lm``.
 
-    max_new_tokens: decoding budget per judgment (official: 1024); chat_format: ``"llama2"``
-    (Auto-J), ``"none"`` or a callable (:func:`~.prompts.wrap_chat`); batch_size: prompts per
-    ``generate`` call; stop: optional stop strings; answer_prefix: primes the reply.
+    max_new_tokens: decoding budget per judgment (official: 1024); chat_format: ``"auto"``
+    (the model's own template where it has one, else Auto-J's LLaMA-2 wrapper:
+    :func:`model_chat_format`), ``"llama2"``, ``"none"`` or a callable
+    (:func:`~.prompts.wrap_chat`); the resolved format is :attr:`chat_format`; batch_size:
+    prompts per ``generate`` call; stop: optional stop strings; answer_prefix: primes the
+    reply (text-completion backends only: a chat endpoint cannot continue a prefix).
     """
 
-    def __init__(self, lm, max_new_tokens: int = 1024, *, chat_format: ChatFormat = "llama2",
+    def __init__(self, lm, max_new_tokens: int = 1024, *, chat_format: ChatFormat = "auto",
                  batch_size: int = 64, stop: Sequence[str] | None = None,
                  answer_prefix: str = "") -> None:
         if not callable(getattr(lm, "generate", None)) or not getattr(lm, "supports_generate",
@@ -96,6 +135,11 @@ class GenerativeJudge:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
         if not isinstance(answer_prefix, str):
             raise TypeError(f"answer_prefix must be a str, got {type(answer_prefix).__name__}")
+        if answer_prefix and getattr(lm, "applies_chat_template", False):
+            raise ValueError("answer_prefix needs a text-completion backend: a chat endpoint "
+                             "starts the reply itself and cannot continue a prefix")
+        if chat_format == "auto":
+            chat_format = model_chat_format(lm)
         wrap_chat("", chat_format)  # validates chat_format
         self.lm = lm
         self.max_new_tokens = max_new_tokens

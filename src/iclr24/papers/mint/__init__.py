@@ -19,15 +19,19 @@ How the code maps to it (the framework in full; the evaluated and feedback model
   fallbacks, hidden tests in the sandbox) and an exact-match variant; :func:`make_mint_tasks`.
 - :mod:`.examples`: the official instruction and feedback templates, our in-context examples.
 - :mod:`.feedback`: :class:`NoFeedback`, :class:`LMFeedback` (the official feedback prompt on
-  any text backend; binary or textual; with or without ground truth), :class:`ScriptedFeedback`.
+  any text backend; binary or textual; with or without ground truth), :class:`ScriptedFeedback`,
+  :class:`RandomFeedback` (an uninformative user: the feedback claim's null arm).
 - :mod:`.environment`: :class:`InteractionEnv` (``reset`` / ``step``; the official budget
   rules), :class:`State`, :func:`max_propose_for` (p = 1 at k = 1, else 2).
-- :mod:`.evaluation`: :class:`LMAgent`, :func:`run_episode`, :func:`evaluate` (lockstep
+- :mod:`.evaluation`: :class:`LMAgent` (prompt formats :data:`PROMPT_FORMATS`, a chat template,
+  or the message list for a chat endpoint), :func:`run_episode`, :func:`evaluate` (lockstep
   batched episodes), :func:`success_rates`, :func:`improvement_slope`.
 - :mod:`.tiny_agent`: the laptop-scale agent (a tiny transformer trained on transcripts of a
   scripted teacher acting in the real environment) and its padded batch backend.
 - ``claims.py``: ``turn_budget`` (SR_k, k = 1..5, vs answer-only), ``feedback_gain`` (ΔF),
-  ``smollm2_episodes`` (the full MINT prompts on SmolLM2-135M-Instruct with the Python tool).
+  ``smollm2_episodes`` (a plumbing check: the full MINT prompts on SmolLM2-135M-Instruct with
+  the Python tool, beside the known-answer replies of :class:`AnswerKeyBackend`
+  (:mod:`.answer_key`) and an untrained model).
 
 What is out of reach and what differs. The 20 evaluated LLMs (7B-70B open models, GPT-3.5/4,
 Claude) and GPT-4 as the feedback provider; MINT's data (586 curated instances of GSM8K,
@@ -47,9 +51,11 @@ Usage::
 """
 
 from .actions import INVALID_INPUT_MESSAGE, Action, parse_action
+from .answer_key import AnswerKeyBackend
 from .environment import InteractionEnv, State, max_propose_for, render_observation
 from .evaluation import (
     AGENT_STOP_WORDS,
+    PROMPT_FORMATS,
     LMAgent,
     chat_formatter,
     completion_prompt,
@@ -68,6 +74,7 @@ from .feedback import (
     FeedbackProvider,
     LMFeedback,
     NoFeedback,
+    RandomFeedback,
     ScriptedFeedback,
     binary_verdict,
     feedback_prompt,
@@ -100,10 +107,12 @@ __all__ = [
     "INVALID_INPUT_MESSAGE",
     "NO_OUTPUT",
     "NUMERIC_KINDS",
+    "PROMPT_FORMATS",
     "TEMPLATE_WITHOUT_TOOL",
     "TEMPLATE_WITH_TOOL",
     "TRUNCATED",
     "Action",
+    "AnswerKeyBackend",
     "CodeGenerationTask",
     "FeedbackProvider",
     "InteractionEnv",
@@ -114,6 +123,7 @@ __all__ = [
     "NumericReasoningTask",
     "PaddedTextModel",
     "PythonREPL",
+    "RandomFeedback",
     "ScriptedFeedback",
     "ScriptedTeacher",
     "State",

@@ -6,8 +6,11 @@
   ``LocalTextModel``, an OpenAI-compatible server). Its prompt is one of: ``"task_view"``
   (:meth:`~.environment.State.task_view`: the budget sentence and the episode from ``Task:``
   on, or only its last ``view_turns`` turns; our tiny agents), ``"completion"`` (the official non-chat layout ``\\n\\nHuman: ...
-  \\n\\nAssistant: ...``), or a callable ``messages -> str`` such as :func:`chat_formatter`
-  (a chat template; the official chat mode). Generation stops at the official stop words.
+  \\n\\nAssistant: ...``), a callable ``messages -> str`` such as :func:`chat_formatter`
+  (a chat template; the official chat mode), or ``"messages"``: the message list itself goes
+  to a chat endpoint (``OpenAICompatibleClient(..., endpoint="chat").chat``), whose server
+  applies the model's template (the official chat mode on a chat-only server). Generation
+  stops at the official stop words.
 - :func:`run_episode`: one episode to the end. :func:`evaluate`: many tasks for each turn
   budget k, episodes advanced in lockstep so that each turn is one batched ``generate`` call;
   one row per (task, k).
@@ -30,11 +33,12 @@ from .feedback import FeedbackProvider
 from .repl import PythonREPL, Tool
 from .tasks import Task
 
-__all__ = ["AGENT_STOP_WORDS", "LMAgent", "chat_formatter", "completion_prompt", "evaluate",
-           "improvement_slope", "run_episode", "success_rates"]
+__all__ = ["AGENT_STOP_WORDS", "PROMPT_FORMATS", "LMAgent", "chat_formatter", "completion_prompt",
+           "evaluate", "improvement_slope", "run_episode", "success_rates"]
 
 # the official agent must not write the environment's or the expert's messages
 AGENT_STOP_WORDS = ("\nObservation:", "\nExpert feedback:", "\nTask:", "\n---", "\nHuman:")
+PROMPT_FORMATS = ("task_view", "completion", "messages")
 
 
 def completion_prompt(messages: Sequence[dict[str, str]]) -> str:
@@ -67,9 +71,13 @@ class LMAgent:
         if not hasattr(lm, "generate"):
             raise TypeError(f"lm must be a text backend with generate(), got "
                             f"{type(lm).__name__}")
-        if not (callable(prompt_format) or prompt_format in ("task_view", "completion")):
-            raise ValueError("prompt_format must be 'task_view', 'completion' or a callable "
+        if not (callable(prompt_format) or prompt_format in PROMPT_FORMATS):
+            raise ValueError(f"prompt_format must be one of {PROMPT_FORMATS} or a callable "
                              f"messages -> str, got {prompt_format!r}")
+        if prompt_format == "messages" and not callable(getattr(lm, "chat", None)):
+            raise TypeError("prompt_format='messages' needs a backend with chat(conversations,"
+                            f" ...) such as OpenAICompatibleClient; {type(lm).__name__} has "
+                            "none (render the messages with chat_formatter instead)")
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) \
                 or max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be a positive int, got {max_new_tokens!r}")
@@ -78,19 +86,28 @@ class LMAgent:
         self.stop, self.view_turns = list(stop), view_turns
 
     def prompt(self, state: State) -> str:
+        """The rendered prompt of the next turn (not for ``prompt_format="messages"``, where
+        the message list itself goes to the server)."""
         if self.prompt_format == "task_view":
             return state.task_view(self.view_turns)
         if self.prompt_format == "completion":
             return completion_prompt(state.history)
+        if self.prompt_format == "messages":
+            raise ValueError("prompt_format='messages' sends the message list, not a prompt")
         return self.prompt_format(state.history)
 
     def act(self, states: Sequence[State], seed: int = 0) -> list[str]:
         """One turn for each state (one batched generation); texts are right-stripped."""
         if not states:
             return []
-        outs = self.lm.generate([self.prompt(s) for s in states], self.max_new_tokens,
-                                temperature=self.temperature, top_p=self.top_p, n=1,
-                                stop=self.stop, seed=seed)
+        kwargs = {"temperature": self.temperature, "top_p": self.top_p, "n": 1,
+                  "stop": self.stop, "seed": seed}
+        if self.prompt_format == "messages":
+            outs = self.lm.chat([list(s.history) for s in states], self.max_new_tokens,
+                                **kwargs)
+        else:
+            outs = self.lm.generate([self.prompt(s) for s in states], self.max_new_tokens,
+                                    **kwargs)
         return [o[0].rstrip() for o in outs]
 
 

@@ -22,6 +22,8 @@ no-ground-truth mode never holds the reference (the official "NOT GIVEN").
   otherwise; without it, it can only judge the form (a traceback, a timeout, an invalid action
   or a wrong proposal is BAD). Textual form adds a sentence of guidance that never states the
   reference.
+- :class:`RandomFeedback`: GOOD or BAD at random (seeded), the null arm of the feedback claim:
+  a user whose feedback carries no information.
 """
 
 from __future__ import annotations
@@ -29,9 +31,11 @@ from __future__ import annotations
 import re
 from typing import Any, Literal, Protocol, runtime_checkable
 
+import numpy as np
+
 from .examples import FEEDBACK_TEMPLATE
 
-__all__ = ["FEEDBACK_STOP_WORDS", "FeedbackProvider", "LMFeedback", "NoFeedback",
+__all__ = ["FEEDBACK_STOP_WORDS", "FeedbackProvider", "LMFeedback", "NoFeedback", "RandomFeedback",
            "ScriptedFeedback", "binary_verdict", "feedback_prompt"]
 
 FEEDBACK_STOP_WORDS = ("\nObservation:", "\nTask:", "\nAssistant:")
@@ -122,6 +126,23 @@ class LMFeedback:
             self.n_unparsed += 1
             return ""
         return verdict
+
+
+class RandomFeedback:
+    """An uninformative simulated user (our null arm, not in the paper): "This is GOOD." or
+    "This is BAD." drawn uniformly at random, whatever happened, from a seeded generator. A
+    gain from it is a gain from the presence of a feedback message, not from its content."""
+
+    with_ground_truth = False
+
+    def __init__(self, seed: int = 0) -> None:
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise TypeError(f"seed must be an int, got {seed!r}")
+        self.rng = np.random.default_rng(seed)
+
+    def feedback(self, state: Any, observation: str, *, reference: str | None = None,
+                 in_context_example: str = "", tool_desc: str = "") -> str:
+        return "This is GOOD." if self.rng.random() < 0.5 else "This is BAD."
 
 
 _ERROR = re.compile(r"(Traceback \(most recent call last\)|^\s*File \"<cell>\"|"
