@@ -142,3 +142,41 @@ def test_topk_avg_conf_variants():
     assert mean.answer == "1" and mean.confidence == pytest.approx((0.6 + 0.4 + 0.9) / 3)
     with pytest.raises(ValueError, match="one probability"):
         topk_mean_probability([["1"]], [[0.1, 0.2]])
+
+
+def test_official_min_parsed_rule():
+    from iclr24.papers.llm_confidence import official_min_parsed
+
+    # extract_answers.py: require_min_num_hints = M − 1 for M >= 3, else M (2 of 2, 1 of 1)
+    assert [official_min_parsed(m) for m in (1, 2, 3, 5, 10)] == [1, 2, 2, 4, 9]
+    with pytest.raises(ValueError, match="m must"):
+        official_min_parsed(0)
+    with pytest.raises(TypeError, match="m must"):
+        official_min_parsed(2.0)
+
+
+def test_one_parsed_sample_is_not_full_confidence():
+    # the audit's case: 1 parsed sample of 5 agreed with itself, confidence 1.0
+    one = consistency(["7", None, None, None, None])
+    assert one.answer is None and one.confidence == 0.0 and one.n_dropped == 4
+    # the official rule keeps a question with M − 1 = 4 parsed samples
+    four = consistency(["7", "7", "8", None, "7"])
+    assert four.answer == "7" and four.confidence == pytest.approx(3 / 4)
+    # a caller may relax the rule explicitly
+    assert consistency(["7", None, None, None, None], min_parsed=1).confidence == 1.0
+    assert avg_conf(["7", None, None], [0.9, None, None]).answer is None
+    assert avg_conf(["7", None, None], [0.9, None, None], min_parsed=1).confidence == 1.0
+    # an answer without a parsed confidence does not count for Avg-Conf
+    assert avg_conf(["7", "7", "7"], [0.9, None, None]).answer is None
+    # misleading: the reference counts among the parsed samples
+    ref = consistency(["4", None, None, "4"], "4", use_reference=True)
+    assert ref.answer is None and ref.confidence == 0.0
+
+
+@pytest.mark.parametrize("bad, err", [(0, ValueError), (6, ValueError), (2.5, TypeError),
+                                      (True, TypeError)])
+def test_min_parsed_bad_values(bad, err):
+    with pytest.raises(err, match="min_parsed"):
+        consistency(["1", "2", "1", "1", "1"], min_parsed=bad)
+    with pytest.raises(err, match="min_parsed"):
+        avg_conf(["1", "2", "1", "1", "1"], [0.5] * 5, min_parsed=bad)

@@ -87,3 +87,61 @@ def test_metric_errors():
         expected_calibration_error([0.1], [2])
     with pytest.raises(ValueError, match="n_bins"):
         reliability_bins([0.1], [1], n_bins=0)
+
+
+def test_question_bootstrap_known_answer_and_pairing():
+    from iclr24.papers.llm_confidence import question_bootstrap
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(1.0, 2.0, size=400)
+    b = question_bootstrap(np.mean, [x], n_resamples=2000, seed=1)
+    # the percentile interval of a mean is close to mean ± 1.96 sd / sqrt(n)
+    half = 1.96 * x.std(ddof=1) / np.sqrt(x.size)
+    assert b.value == pytest.approx(x.mean())
+    assert b.low == pytest.approx(x.mean() - half, abs=0.05)
+    assert b.high == pytest.approx(x.mean() + half, abs=0.05)
+    assert b.n == 400 and b.n_used == 2000
+    # paired: the same questions in every column, so a − a is exactly 0 in every resample
+    y = rng.normal(size=400)
+    d = question_bootstrap(lambda a, c: float(np.mean(a - c)), [x, x.copy()], seed=2)
+    assert (d.low, d.high) == (0.0, 0.0)
+    # ... and a paired difference is narrower than the unpaired spread of the two columns
+    z = x + rng.normal(0, 0.1, size=400)
+    p = question_bootstrap(lambda a, c: float(np.mean(a) - np.mean(c)), [x, z], seed=3)
+    assert p.high - p.low < 0.1
+    assert question_bootstrap(np.mean, [y], seed=4, n_resamples=500).n_used == 500
+
+
+def test_question_bootstrap_undefined_resamples():
+    from iclr24.papers.llm_confidence import failure_auroc, question_bootstrap
+
+    # 2 right of 40: many resamples hold one class, AUROC undefined -> no interval
+    correct = np.zeros(40)
+    correct[:2] = 1
+    conf = np.linspace(0, 1, 40)
+    b = question_bootstrap(failure_auroc, [conf, correct], seed=0)
+    assert np.isfinite(b.value) and np.isnan(b.low) and np.isnan(b.high) and b.n_used < 1900
+    # both classes well represented: every resample is defined
+    correct = (np.arange(40) % 2).astype(float)
+    ok = question_bootstrap(failure_auroc, [conf, correct], seed=0)
+    assert ok.n_used == 2000 and ok.low <= ok.value <= ok.high
+    # an undefined statistic on all the questions: no interval either
+    nan = question_bootstrap(failure_auroc, [conf, np.ones(40)], seed=0)
+    assert np.isnan(nan.value) and np.isnan(nan.low)
+
+
+@pytest.mark.parametrize("kwargs, err, match", [
+    ({"columns": []}, TypeError, "columns"),
+    ({"columns": [[1.0, 2.0], [1.0]]}, ValueError, "columns"),
+    ({"columns": [[1.0, 2.0]], "n_resamples": 10}, ValueError, "n_resamples"),
+    ({"columns": [[1.0, 2.0]], "confidence": 1.5}, ValueError, "confidence"),
+    ({"columns": [[1.0, 2.0]], "max_undefined": 1.0}, ValueError, "max_undefined"),
+    ({"columns": [["a", "b"]]}, TypeError, "numeric"),
+])
+def test_question_bootstrap_bad_inputs(kwargs, err, match):
+    from iclr24.papers.llm_confidence import question_bootstrap
+
+    with pytest.raises(err, match=match):
+        question_bootstrap(np.mean, **kwargs)
+    with pytest.raises(TypeError, match="statistic"):
+        question_bootstrap("mean", [[1.0, 2.0]])

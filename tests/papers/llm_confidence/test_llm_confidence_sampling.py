@@ -132,3 +132,24 @@ def test_bad_input_and_white_box_refusal():
         sample_batch(lm, [])
     with pytest.raises(ValueError, match="logprob"):
         answer_token_probability(lm, "Q: 1+1=", " 2,")
+
+
+def test_elicitor_applies_the_official_parsed_sample_rule():
+    # "1 + 1": one full parse of 4 (and one answer without a confidence, which does not count);
+    # "2 + 2": 3 of 4, the official minimum M − 1
+    replies = {"What is 1 + 1?": ["Answer and Confidence (0-100): 2, 90%",
+                                  "Answer and Confidence (0-100): 2", "garbage", "garbage"],
+               "What is 2 + 2?": ["Answer and Confidence (0-100): 4, 80%"] * 3 + ["garbage"]}
+    lm = Scripted(lambda p, j: replies[_q(p)][j])
+    el = ConfidenceElicitor(lm, m=4, aggregator="consistency")
+    answers, confs = el.predict(list(replies))
+    assert answers == [None, "4"] and confs == [0.0, 1.0]
+    assert el.stats.unanswered_questions == 1 and el.stats.too_few_parsed == 1
+    relaxed = ConfidenceElicitor(lm, m=4, aggregator="consistency", min_parsed=1)
+    assert relaxed.predict(["What is 1 + 1?"]) == (["2"], [1.0])
+    with pytest.raises(ValueError, match="min_parsed"):
+        ConfidenceElicitor(lm, m=4, min_parsed=5)
+    with pytest.raises(TypeError, match="min_parsed"):
+        ConfidenceElicitor(lm, m=4, min_parsed="3")
+    with pytest.raises(ValueError, match="m must"):
+        ConfidenceElicitor(lm, m=0)

@@ -139,3 +139,69 @@ def test_evaluate_predictors_one_class_and_bad_inputs():
         evaluate_predictors(x, np.zeros(len(y)), None, y[:-1])
     with pytest.raises(ValueError, match="extra_probes"):
         evaluate_predictors(x, np.zeros(len(y)), None, y, extra_probes={"c": x[:5]})
+
+
+def _signal_data(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.5).astype(int)
+    X = rng.normal(size=(n, 6))
+    X[:, 0] += 1.5 * y  # one informative column
+    conf = rng.normal(size=n) + y
+    pop = rng.normal(size=n)
+    return X, y, conf, pop
+
+
+def test_cross_fitted_scores_are_out_of_fold():
+    from sklearn.model_selection import StratifiedKFold
+
+    from iclr24.papers.sat_probe import cross_fitted_scores
+
+    X, y, conf, pop = _signal_data()
+    out = cross_fitted_scores(X, conf, pop, y, n_folds=4, seed=3,
+                              extra_probes={"noise": X[:, 1:]})
+    assert list(out) == ["sat_probe", "confidence", "popularity", "constant", "combined",
+                         "noise"]
+    np.testing.assert_array_equal(out["confidence"], conf)
+    assert np.ptp(out["constant"]) == 0
+    # each fold's items scored by a probe fitted on the other folds only (same as by hand)
+    train, test = next(StratifiedKFold(4, shuffle=True, random_state=3).split(X, y))
+    probe = SATProbe().fit(X[train], y[train])
+    np.testing.assert_allclose(out["sat_probe"][test], probe.predict_proba(X[test])[:, 1])
+    assert roc_auc_score(y, out["sat_probe"]) > 0.75  # the informative column
+    assert roc_auc_score(y, out["noise"]) < 0.65  # noise only
+    # too few items of a class: folds shrink to that count; below 2, all NaN
+    y3 = np.zeros(120, int)
+    y3[:3] = 1
+    assert np.isfinite(cross_fitted_scores(X, conf, None, y3, n_folds=5)["sat_probe"]).all()
+    y1 = np.zeros(120, int)
+    y1[0] = 1
+    assert np.isnan(cross_fitted_scores(X, conf, None, y1)["sat_probe"]).all()
+    with pytest.raises(ValueError, match="n_folds"):
+        cross_fitted_scores(X, conf, pop, y, n_folds=1)
+    with pytest.raises(ValueError, match="confidence"):
+        cross_fitted_scores(X, conf[:5], pop, y)
+
+
+def test_bootstrap_aurocs_stratified_and_paired():
+    from iclr24.papers.sat_probe import bootstrap_aurocs
+
+    X, y, conf, _ = _signal_data(200)
+    # 4 right of 200: a plain bootstrap would often lose the class, a stratified one never
+    y_rare = np.zeros(200, int)
+    y_rare[:4] = 1
+    d = bootstrap_aurocs(y_rare, {"s": X[:, 0]}, n_resamples=300, seed=0)
+    assert np.isfinite(d["s"]).all()
+    draws = bootstrap_aurocs(y, {"a": X[:, 0], "b": X[:, 0].copy(), "conf": conf},
+                             n_resamples=500, seed=1)
+    # paired: the same items for every predictor, so a − a is exactly 0 in every resample
+    np.testing.assert_array_equal(draws["a"], draws["b"])
+    # centred on the full-sample AUROC, with a spread of the order of its standard error
+    full = roc_auc_score(y, X[:, 0])
+    assert abs(np.median(draws["a"]) - full) < 0.02 and 0.01 < draws["a"].std() < 0.06
+    assert np.isnan(bootstrap_aurocs(y, {"x": np.full(200, np.nan)}, n_resamples=5)["x"]).all()
+    with pytest.raises(ValueError, match="both classes"):
+        bootstrap_aurocs(np.zeros(10, int), {"x": np.arange(10.0)})
+    with pytest.raises(ValueError, match="shape"):
+        bootstrap_aurocs(y, {"x": np.arange(5.0)})
+    with pytest.raises(ValueError, match="n_resamples"):
+        bootstrap_aurocs(y, {"x": conf}, n_resamples=0)

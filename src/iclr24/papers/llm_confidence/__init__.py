@@ -14,9 +14,11 @@ Black-box confidence elicitation as three interchangeable parts (Fig. 1), each a
   ``self_random``, ``paraphrase`` and ``misleading``, on any kit ``TextBackend``;
 - aggregation (:mod:`.aggregation`, Sec. 3.3): :func:`consistency`, :func:`avg_conf`,
   :func:`pair_rank` (``objective="paper"`` with the log-likelihood, or ``"official"`` without
-  the log, as the released code), the Top-K Avg-Conf variants;
+  the log, as the released code), the Top-K Avg-Conf variants; a question keeps an answer
+  only with the official M − 1 parsed samples (:func:`official_min_parsed`);
 - metrics (:mod:`.metrics`, Sec. 4.1): ECE (10 equal-width bins, as netcal), failure-prediction
-  AUROC, AUPRC-Positive/Negative, AURC, with a one-class guard;
+  AUROC, AUPRC-Positive/Negative, AURC, with a one-class guard; :func:`question_bootstrap`,
+  a paired bootstrap over questions for intervals (not in the paper);
 - :class:`ConfidenceElicitor` (:mod:`.elicitor`): the pipeline end to end, plus the white-box
   baseline :func:`answer_token_probability`; on SmolLM2 the claims batch through the
   language-model kit's :class:`~iclr24.kits.language_models.PrefixCachedTextModel`, which
@@ -28,18 +30,21 @@ subjects; none of that runs here. ``consistency_auroc`` runs the pipeline on a t
 transformer trained on graded arithmetic whose *verbalised confidence channel is simulated*
 (stated confidences drawn from a human-like 80-100 distribution independent of correctness:
 the paper's overconfidence by construction, :mod:`.simulated_channel`); its answers and
-failures are real. ``pair_rank_recovery`` checks the Pair-Rank estimator statistically on
-Plackett-Luce lists with known truth. ``smollm2_elicitation`` runs the real prompts, parsers,
+failures are real, so its vanilla AUROC of 0.5 is built in and only the ECE and white-box-gap
+parts of the claim test the paper. ``pair_rank_recovery`` checks the Pair-Rank estimator
+statistically on Plackett-Luce lists with known truth. ``smollm2_elicitation`` runs the real prompts, parsers,
 sampler and metrics on SmolLM2-135M-Instruct (offline) over arithmetic and factual questions
 written for this package (:mod:`.questions`), with three demonstration turns before each
 zero-shot prompt (a 135M model does not follow the format without them) and reports parse
-rate, ECE and AUROC of verbalised confidence vs Consistency.
+rate, ECE and AUROC of verbalised confidence vs Consistency, with intervals from a bootstrap
+over the questions. Each claim measures a null arm in the same run (see :mod:`.claims`).
 """
 
 from .aggregation import (
     Aggregate,
     avg_conf,
     consistency,
+    official_min_parsed,
     pair_rank,
     pair_rank_batch,
     rank_matrix,
@@ -54,12 +59,14 @@ from .elicitor import (
     chat_formatter,
 )
 from .metrics import (
+    BootstrapInterval,
     auprc_negative,
     auprc_positive,
     aurc,
     confidence_metrics,
     expected_calibration_error,
     failure_auroc,
+    question_bootstrap,
     reliability_bins,
 )
 from .parsing import (
@@ -92,6 +99,7 @@ __all__ = [
     "SAMPLERS",
     "STRATEGIES",
     "Aggregate",
+    "BootstrapInterval",
     "ConfidenceElicitor",
     "ElicitationStats",
     "MultiStepParse",
@@ -112,6 +120,7 @@ __all__ = [
     "failure_auroc",
     "misleading_answer",
     "normalize_answer",
+    "official_min_parsed",
     "pair_rank",
     "pair_rank_batch",
     "paraphrase",
@@ -119,6 +128,7 @@ __all__ = [
     "parse_confidence",
     "parse_multistep",
     "parse_topk",
+    "question_bootstrap",
     "rank_matrix",
     "reliability_bins",
     "sample",

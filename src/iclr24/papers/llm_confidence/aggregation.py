@@ -19,8 +19,13 @@ answer ŷ and one confidence.
   Avg-Conf variants (Avg-Conf over first guesses; mean verbalised probability per option).
 
 Unparsed samples are ``None`` answers: the official code drops them before aggregating, and
-so do these functions (``n_dropped`` says how many); if every sample is unparsed the answer is
-None with confidence 0.
+so do these functions (``n_dropped`` says how many). A question keeps an answer only when at
+least ``min_parsed`` of its M samples parsed, by default the official ``extract_answers.py``
+rule (:func:`official_min_parsed`: M − 1 samples for M >= 3, both for M = 2, the one for
+M = 1); otherwise, as when every sample is unparsed, the answer is None with confidence 0 (the
+official code drops such a question; count it as wrong with confidence 0, or drop it, and say
+which). Without that rule a single parsed sample out of five would agree with itself: a
+confidence of 1.0 from one reply.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ __all__ = [
     "Aggregate",
     "avg_conf",
     "consistency",
+    "official_min_parsed",
     "pair_rank",
     "pair_rank_batch",
     "rank_matrix",
@@ -62,6 +68,27 @@ def _check_answers(answers: Sequence, name: str = "answers") -> list:
     return list(answers)
 
 
+def official_min_parsed(m: int) -> int:
+    """Parsed samples a question needs out of ``m`` in the official code (``extract_answers.py``,
+    ``require_min_num_hints``): m − 1 for m >= 3, else m (2 of 2, 1 of 1)."""
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
+        raise TypeError(f"m must be an int (samples per question), got {type(m).__name__}")
+    if m < 1:
+        raise ValueError(f"m must be >= 1 (samples per question), got {m!r}")
+    return int(m) - 1 if m >= 3 else int(m)
+
+
+def _check_min_parsed(min_parsed: int | None, m: int) -> int:
+    if min_parsed is None:
+        return official_min_parsed(m)
+    if isinstance(min_parsed, bool) or not isinstance(min_parsed, (int, np.integer)):
+        raise TypeError(f"min_parsed must be an int or None, got {type(min_parsed).__name__}")
+    if not 1 <= min_parsed <= m:
+        raise ValueError(f"min_parsed must be in [1, {m}] (the number of samples), got "
+                         f"{min_parsed!r}")
+    return int(min_parsed)
+
+
 def _majority(answers: list) -> Hashable:
     counts: dict = {}
     for a in answers:
@@ -71,36 +98,36 @@ def _majority(answers: list) -> Hashable:
 
 
 def consistency(answers: Sequence[Hashable | None], reference: Hashable | None = None, *,
-                use_reference: bool = False) -> Aggregate:
+                use_reference: bool = False, min_parsed: int | None = None) -> Aggregate:
     """Agreement with ŷ: conf = (1/M) Σ_i 1[a_i = ŷ] over the M parsed answers.
 
     ŷ is the majority answer (ties: first seen), or ``reference`` when ``use_reference`` (the
-    misleading sampler's hint-free answer; an unparsed reference gives (None, 0))."""
+    misleading sampler's hint-free answer; an unparsed reference gives (None, 0)). Fewer than
+    ``min_parsed`` parsed answers (default :func:`official_min_parsed` of len(answers), counted
+    over all samples, the reference included) gives (None, 0)."""
     answers = _check_answers(answers)
+    if not use_reference and reference is not None:
+        raise ValueError("reference is only used with use_reference=True")
+    need = _check_min_parsed(min_parsed, len(answers))
     kept = [a for a in answers if a is not None]
     dropped = len(answers) - len(kept)
-    if use_reference:
-        if reference is None:
-            return Aggregate(None, 0.0, dropped)
-        y = reference
-    elif reference is not None:
-        raise ValueError("reference is only used with use_reference=True")
-    else:
-        if not kept:
-            return Aggregate(None, 0.0, dropped)
-        y = _majority(kept)
-    if not kept:
-        return Aggregate(y, 0.0, dropped)
+    if len(kept) < need:
+        return Aggregate(None, 0.0, dropped)
+    if use_reference and reference is None:
+        return Aggregate(None, 0.0, dropped)
+    y = reference if use_reference else _majority(kept)
     # conf(ŷ) = (1/M) Σ_i 1[a_i = ŷ]
     return Aggregate(y, sum(a == y for a in kept) / len(kept), dropped)
 
 
 def avg_conf(answers: Sequence[Hashable | None], confs: Sequence[float | None],
-             reference: Hashable | None = None, *, use_reference: bool = False) -> Aggregate:
+             reference: Hashable | None = None, *, use_reference: bool = False,
+             min_parsed: int | None = None) -> Aggregate:
     """Confidence-weighted agreement: conf(ŷ) = Σ_i 1[a_i = ŷ] c_i / Σ_i c_i (c_i in [0, 1]).
 
     ŷ = argmax_a Σ_i 1[a_i = a] c_i (ties: first seen), or ``reference`` when
-    ``use_reference``. Samples whose answer or confidence did not parse are dropped."""
+    ``use_reference``. Samples whose answer or confidence did not parse are dropped; fewer than
+    ``min_parsed`` left (default :func:`official_min_parsed`) gives (None, 0)."""
     answers = _check_answers(answers)
     confs = _check_answers(confs, "confs")
     if len(confs) != len(answers):
@@ -112,16 +139,16 @@ def avg_conf(answers: Sequence[Hashable | None], confs: Sequence[float | None],
     dropped = len(answers) - len(kept)
     if not use_reference and reference is not None:
         raise ValueError("reference is only used with use_reference=True")
+    if len(kept) < _check_min_parsed(min_parsed, len(answers)):
+        return Aggregate(None, 0.0, dropped)
     weight: dict = {}
     for a, c in kept:
         weight[a] = weight.get(a, 0.0) + c
     if use_reference:
+        if reference is None:
+            return Aggregate(None, 0.0, dropped)
         y = reference
-        if y is None:
-            return Aggregate(None, 0.0, dropped)
     else:
-        if not kept:
-            return Aggregate(None, 0.0, dropped)
         best = max(weight.values())
         y = next(a for a, _ in kept if weight[a] == best)
     total = sum(c for _, c in kept)

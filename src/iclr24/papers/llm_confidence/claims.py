@@ -1,16 +1,63 @@
-"""Claims of "Can LLMs Express Their Uncertainty?" (Xiong et al., ICLR 2024) at laptop scale."""
+"""Claims of "Can LLMs Express Their Uncertainty?" (Xiong et al., ICLR 2024) at laptop scale.
+
+Every claim measures a null arm in the same run and its ``control`` requires that the null,
+read through the rule in the method's place, does not pass it (a false or an unknown rule both
+count as not passing; a NaN leaves the control unknown): ``consistency_auroc`` and
+``smollm2_elicitation`` use Consistency's confidences permuted across the questions (same
+answers, same correctness: the confidence detached from its question; metrics ``shuffled_*``),
+``pair_rank_recovery`` Pair-Rank's confidences permuted across the draws (``shuffled_*``).
+"Does not pass" rather than "clearly fails": at 40 questions a null's interval always
+straddles the bar, and requiring it to fail outright would leave the claim unable to hold.
+"""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from iclr24.claims import Measurement, Scale, claim, seed_difference, seed_metric, sizes
+from iclr24.claims import (
+    Estimate,
+    Measurement,
+    Scale,
+    assess_rule,
+    claim,
+    rule_metric_names,
+    seed_difference,
+    seed_metric,
+    sizes,
+)
+
+
+def _null_must_not_pass(rule: str, prefix: str, null: str):
+    """A control: ``rule`` read on the null arm's metrics (``prefix`` + each name it reads) is
+    not true; unknown (NaN) when one of those metrics is not finite. ``null`` says what the
+    null arm is."""
+    names = rule_metric_names(rule)
+
+    def control(metrics) -> bool | None:
+        arm = {n: metrics[prefix + n] for n in names}
+        for v in arm.values():
+            bounds = (v.value, v.low, v.high) if isinstance(v, Estimate) else (v,)
+            if not all(math.isfinite(b) for b in bounds):
+                return None
+        return assess_rule(rule, arm)[0] is not True
+
+    control.__doc__ = f"the null arm ({prefix}*: {null}) does not pass `{rule}`"
+    return control
+
+
+def _shuffled(conf: list[float], rng: np.random.Generator) -> list[float]:
+    """The null arm's confidences: the same values, permuted across the questions."""
+    return [float(x) for x in rng.permutation(np.asarray(conf, dtype=np.float64))]
 
 
 def _consistency_run(scale: Scale, seed: int) -> dict:
     """One replicate of the tiny-model protocol: train, then vanilla (greedy, M = 1, the
-    simulated verbalised channel), self-random M samples -> Consistency and Avg-Conf, and the
-    white-box token probability of the greedy answer."""
+    simulated verbalised channel), self-random M samples -> Consistency and Avg-Conf (a sample
+    counts when answer and confidence parse; a question needs the official M − 1 of them), the
+    white-box token probability of the greedy answer, and the null arm: Consistency's
+    confidences permuted across the questions."""
     from iclr24.kits.language_models import LocalTextModel
     from iclr24.kits.threads import torch_threads
 
@@ -43,7 +90,7 @@ def _consistency_run(scale: Scale, seed: int) -> dict:
         samples = tb.generate(prompts, 12, temperature=0.7, n=m, stop=["\n"], seed=seed)
         rows = {"vanilla": ([], []), "consistency": ([], []), "avg_conf": ([], []),
                 "white_box": ([], [])}
-        parsed = 0
+        parsed, kept = 0, []
         for p, g, ss, y in zip(prompts, greedy, samples, truth):
             a, c = parse_answer_confidence(ANSWER_HEAD + g)
             parsed += a is not None and c is not None
@@ -54,22 +101,31 @@ def _consistency_run(scale: Scale, seed: int) -> dict:
             rows["white_box"][0].append(wb)
             rows["white_box"][1].append(a == y)
             parses = [parse_answer_confidence(ANSWER_HEAD + s) for s in ss]
-            answers = [x for x, _ in parses]
+            # a sample counts when its answer and its confidence parse (the official code)
+            answers = [x if x is not None and cx is not None else None for x, cx in parses]
             cons = consistency(answers)
+            kept.append(cons.answer is not None)
             rows["consistency"][0].append(cons.confidence)
             rows["consistency"][1].append(cons.answer == y)
             ac = avg_conf(answers, [c for _, c in parses])
             rows["avg_conf"][0].append(ac.confidence)
             rows["avg_conf"][1].append(ac.answer == y)
-    out = {"parse_rate": parsed / len(test)}
+    rows["shuffled"] = (_shuffled(rows["consistency"][0], np.random.default_rng([seed, 3])),
+                        rows["consistency"][1])
+    out = {"parse_rate": parsed / len(test), "consistency_kept": float(np.mean(kept))}
     for name, (conf, correct) in rows.items():
         for key, value in confidence_metrics(conf, correct).items():
             out[f"{name}_{key}"] = value
     return out
 
 
+_CONSISTENCY_RULE = "ece_reduction > 0 and whitebox_gap < 0.1"
+_SHUFFLED = "Consistency's confidences permuted across the questions"
+
+
 @claim(
-    rule="auroc_gain > 0 and ece_reduction > 0 and whitebox_gap < 0.1",
+    rule=_CONSISTENCY_RULE,
+    control=_null_must_not_pass(_CONSISTENCY_RULE, "shuffled_", _SHUFFLED),
     paper="Abstract and Sec. 4: black-box verbalised confidence reaches AUROC 0.522 on average, "
           "the white-box token probability 0.605 (better, but the gap is narrow); vanilla "
           "verbalised confidences cluster in 80-100% (overconfident, high ECE, AUROC near "
@@ -77,20 +133,31 @@ def _consistency_run(scale: Scale, seed: int) -> dict:
           "calibration, most clearly on arithmetic (GSM8K, SVAMP).",
     paper_numbers={"vanilla_auroc": 0.522, "white_box_auroc": 0.605},
     against=("vanilla verbalised confidence (simulated, independent of correctness) and "
-             "white-box answer probability, same model and questions"),
+             "white-box answer probability, same model and questions; null arm: Consistency's "
+             "confidences permuted across the questions"),
 )
 def consistency_auroc(scale: Scale, seed: int, progress=None) -> Measurement:
     """A tiny character transformer trained on graded arithmetic (a+b, a*b, a+b+c; one-digit
     operands, so the test questions were all taught: its failures are its own errors on
     what it learnt, not generalisation) in the paper's vanilla format, with a simulated
-    human-like verbalised confidence
-    (uniform over 80..100, independent of correctness, by construction). Per question: the
-    greedy reply (vanilla verbalised confidence; white-box = its answer tokens' probability)
-    and M self-random samples at T = 0.7 (Consistency, Avg-Conf). ``auroc_gain`` = AUROC of
-    Consistency − vanilla; ``ece_reduction`` = ECE of vanilla − Consistency; ``whitebox_gap``
-    = AUROC of white-box − Consistency; paired over seeds (3 at small, one model per seed).
-    Unparsed replies count as wrong with confidence 0. It fails if sampling does not beat the
-    verbalised channel on both metrics or if the white-box baseline is ahead by 0.1 or more."""
+    human-like verbalised confidence (uniform over 80..100, independent of correctness, by
+    construction). Per question: the greedy reply (vanilla verbalised confidence; white-box =
+    its answer tokens' probability) and M self-random samples at T = 0.7 (Consistency,
+    Avg-Conf; a sample counts when answer and confidence parse, and a question needs the
+    official M − 1 of them, else it is wrong with confidence 0: ``consistency_kept`` is the
+    share kept). Paired over seeds (3 at small, one model per seed): ``ece_reduction`` = ECE of
+    vanilla − Consistency; ``whitebox_gap`` = AUROC of white-box − Consistency.
+
+    Rule, rewritten before running it (issue 37): the vanilla channel is simulated independent
+    of correctness, so its AUROC of 0.5 is built in and ``auroc_gain`` (Consistency − vanilla
+    AUROC) only says that Consistency beats chance: it is reported, not ruled on. The rule keeps
+    what tests the paper: Consistency is better calibrated than the (overconfident) verbalised
+    channel, ``ece_reduction > 0``, and the white-box probability is not ahead by 0.1 or more,
+    ``whitebox_gap < 0.1``. Null arm (same run): Consistency's confidences permuted across the
+    questions (same answers, correctness and confidence histogram, no link to the question);
+    control: the null, read through the same rule (``shuffled_ece_reduction``,
+    ``shuffled_whitebox_gap``), must not pass it, else the test bed cannot tell whether the
+    confidences know anything about their questions."""
     seeds = [seed + i for i in range(sizes(scale, smoke=1, small=3))]
     runs = []
     for i, s in enumerate(seeds):
@@ -106,18 +173,23 @@ def consistency_auroc(scale: Scale, seed: int, progress=None) -> Measurement:
         "ece_reduction": seed_difference(col("vanilla_ece"), col("consistency_ece")),
         "whitebox_gap": seed_difference(col("white_box_auroc"), col("consistency_auroc")),
         "avg_conf_auroc_gain": seed_difference(col("avg_conf_auroc"), col("vanilla_auroc")),
+        "shuffled_ece_reduction": seed_difference(col("vanilla_ece"), col("shuffled_ece")),
+        "shuffled_whitebox_gap": seed_difference(col("white_box_auroc"),
+                                                 col("shuffled_auroc")),
     }
-    for name in ("vanilla", "consistency", "avg_conf", "white_box"):
+    for name in ("vanilla", "consistency", "avg_conf", "white_box", "shuffled"):
         for key in ("auroc", "ece", "accuracy", "mean_confidence"):
             metrics[f"{name}_{key}"] = seed_metric(col(f"{name}_{key}"))
     metrics["parse_rate"] = seed_metric(col("parse_rate"))
+    metrics["consistency_kept"] = seed_metric(col("consistency_kept"))
     table = [{"seed": s, **{k: round(v, 4) for k, v in r.items()}} for s, r in zip(seeds, runs)]
     return Measurement(metrics=metrics, tables={"per_seed": table}, notes=(
         "Simulated verbalised channel: the stated confidence was trained to be independent "
-        "of correctness, so the vanilla AUROC of ~0.5 is by construction; the claim tests that "
-        "consistency over real samples of a model whose failures are real recovers failure "
-        "prediction, and how close the white-box probability is. A NaN AUROC means one class "
-        "(all right or all wrong): nothing to rank, so the verdict is inconclusive."))
+        "of correctness, so the vanilla AUROC of ~0.5 is by construction and auroc_gain is "
+        "reported, not ruled on; the rule reads the ECE reduction and the white-box gap. "
+        "shuffled_* = the null arm (Consistency's confidences permuted across questions). A NaN "
+        "AUROC means one class (all right or all wrong): nothing to rank, so the verdict is "
+        "inconclusive."))
 
 
 def _plackett_luce(p: np.ndarray, k: int, rng: np.random.Generator) -> list[int]:
@@ -130,7 +202,8 @@ def _plackett_luce(p: np.ndarray, k: int, rng: np.random.Generator) -> list[int]
 def _pair_rank_draws(n_draws: int, m: int, rng: np.random.Generator, n_options: int = 6,
                      k: int = 3, alpha: float = 0.7) -> dict[str, np.ndarray]:
     """Per draw: |conf − P(true top)| and top-1 hit for Pair-Rank (paper, official) and the
-    top-1 frequency (Consistency over first guesses)."""
+    top-1 frequency (Consistency over first guesses); and for the null arm, Pair-Rank's
+    (paper) confidences permuted across the draws, |conf of another draw − P(true top)|."""
     from .aggregation import consistency, pair_rank_batch, rank_matrix
 
     ps = rng.dirichlet(np.full(n_options, alpha), size=n_draws)
@@ -155,20 +228,30 @@ def _pair_rank_draws(n_draws: int, m: int, rng: np.random.Generator, n_options: 
         ans = np.array([support[b][best[b]] for b in range(n_draws)])
         out[f"{obj}_err"] = np.abs(fit.max(axis=1) - p_top)
         out[f"{obj}_hit"] = (ans == top).astype(float)
+        if obj == "paper":
+            paper_conf = fit.max(axis=1)
     freq = [consistency([ls_i[0] for ls_i in ls]) for ls in lists]
     out["freq_err"] = np.abs(np.array([f.confidence for f in freq]) - p_top)
     out["freq_hit"] = np.array([f.answer == t for f, t in zip(freq, top)], float)
+    # null arm: the same confidences, each scored against another draw's truth
+    out["shuffled_err"] = np.abs(rng.permutation(paper_conf) - p_top)
     return out
 
 
+_PAIR_RANK_RULE = "gain_m3 > 0 and gain_m5 > 0"
+
+
 @claim(
-    rule="gain_m3 > 0 and gain_m5 > 0",
+    rule=_PAIR_RANK_RULE,
+    control=_null_must_not_pass(_PAIR_RANK_RULE, "shuffled_",
+                                "Pair-Rank's confidences permuted across the draws"),
     paper="Sec. 3.3 / Table 4: Pair-Rank aggregation of M Top-K lists (K = 4, M = 5 in the "
           "official scripts) uses the whole ranking, not just the first guess, and gives the "
           "best failure prediction among the Top-K aggregators on several datasets (no "
           "single number to compare; this checks the estimator itself).",
     against=("top-1 frequency over the M first guesses on the same Plackett-Luce lists; the true "
-             "max P as exact reference"),
+             "max P as exact reference; null arm: Pair-Rank's confidences permuted across the "
+             "draws (blind to each draw's lists)"),
 )
 def pair_rank_recovery(scale: Scale, seed: int, progress=None) -> Measurement:
     """Pure statistics, no LM: a true categorical P over 6 options (Dirichlet(0.7)); M top-3
@@ -177,7 +260,15 @@ def pair_rank_recovery(scale: Scale, seed: int, progress=None) -> Measurement:
     M in {3, 5, 10}. ``gain_mM`` = error(top-1 frequency) − error(Pair-Rank, paper), paired
     over seeds (3 at small, 2000 draws each). The official objective (no log) is reported
     beside it (``official_minus_paper_mM``). Fails if Pair-Rank is not more accurate at M = 3
-    and M = 5."""
+    and M = 5.
+
+    Null arm (added for issue 37, written before running it): Pair-Rank's own confidences
+    permuted across the draws, so each is scored against another draw's truth: the same
+    values, blind to the lists they came from; ``shuffled_gain_mM`` = error(top-1 frequency)
+    − error(null). Control: the null must not pass the rule. If confidences that never saw a
+    draw's lists already beat the top-1 frequency at M = 3 and 5, that baseline is a straw
+    man and beating it says nothing about how Pair-Rank reads the lists: the test bed cannot
+    tell. ``gain_vs_shuffled_mM`` = error(null) − error(Pair-Rank) is reported beside it."""
     n_draws = sizes(scale, smoke=200, small=2000)
     seeds = [seed + i for i in range(sizes(scale, smoke=1, small=3))]
     metrics: dict = {}
@@ -194,15 +285,19 @@ def pair_rank_recovery(scale: Scale, seed: int, progress=None) -> Measurement:
             return [r[key] for r in runs]
 
         metrics[f"gain_m{m}"] = seed_difference(col("freq_err"), col("paper_err"))
+        metrics[f"shuffled_gain_m{m}"] = seed_difference(col("freq_err"), col("shuffled_err"))
+        metrics[f"gain_vs_shuffled_m{m}"] = seed_difference(col("shuffled_err"),
+                                                            col("paper_err"))
         metrics[f"official_minus_paper_m{m}"] = seed_difference(col("official_err"),
                                                                 col("paper_err"))
-        for key in ("paper_err", "official_err", "freq_err", "paper_hit", "official_hit",
-                    "freq_hit"):
+        for key in ("paper_err", "official_err", "freq_err", "shuffled_err", "paper_hit",
+                    "official_hit", "freq_hit"):
             metrics[f"{key}_m{m}"] = seed_metric(col(key))
         rows += [{"M": m, "seed": s, **{k: round(v, 4) for k, v in r.items()}}
                  for s, r in zip(seeds, runs)]
     return Measurement(metrics=metrics, tables={"per_seed": rows}, notes=(
-        "err = mean |confidence − P(true top option)|, hit = top-1 accuracy of the answer. "
+        "err = mean |confidence − P(true top option)|, hit = top-1 accuracy of the answer; "
+        "shuffled = the null arm (Pair-Rank's confidences permuted across draws). "
         "Both Pair-Rank objectives run plain gradient descent on softmax logits (lr 0.01, "
         "1000 steps, the same standard-normal start), as the official code."))
 
@@ -230,31 +325,86 @@ def _smollm2_backend(scale: Scale, seed: int):
             "SmolLM2-135M-Instruct")
 
 
+def _question_estimate(statistic, columns, scale: Scale, seed: int) -> Estimate:
+    """A statistic of per-question columns with its paired bootstrap interval over questions."""
+    from .metrics import question_bootstrap
+
+    b = question_bootstrap(statistic, columns, seed=seed,
+                           n_resamples=sizes(scale, smoke=200, small=1000))
+    return Estimate(b.value, b.low, b.high, b.n, b.confidence, "question bootstrap")
+
+
+def _elicitation_metrics(verbal: tuple, runs: list[tuple], scale: Scale, seed: int) -> dict:
+    """The smollm2 claim's numbers from per-question arrays: ``verbal`` = (conf, correct) of the
+    greedy verbalised arm, ``runs`` = one (conf, correct, shuffled conf) per sampling seed.
+    Gains average the sampling seeds and carry a paired bootstrap interval over questions."""
+    from .metrics import expected_calibration_error, failure_auroc
+
+    k = len(runs)
+    columns = [verbal[0], verbal[1]] + [c for r in runs for c in r]
+
+    def arm(cols, j, shuffled=False):  # (conf, correct) of sampling seed j
+        conf, correct, shuf = cols[2 + 3 * j: 5 + 3 * j]
+        return (shuf if shuffled else conf), correct
+
+    def auroc_gain(*cols, shuffled=False):
+        # AUROC(Consistency) − AUROC(verbalised), averaged over the sampling seeds
+        return float(np.mean([failure_auroc(*arm(cols, j, shuffled)) for j in range(k)])) \
+            - failure_auroc(cols[0], cols[1])
+
+    def ece_reduction(*cols, shuffled=False):
+        # ECE(verbalised) − ECE(Consistency), averaged over the sampling seeds
+        return expected_calibration_error(cols[0], cols[1]) - float(np.mean(
+            [expected_calibration_error(*arm(cols, j, shuffled)) for j in range(k)]))
+
+    return {
+        "auroc_gain": _question_estimate(auroc_gain, columns, scale, seed),
+        "ece_reduction": _question_estimate(ece_reduction, columns, scale, seed + 1),
+        "shuffled_auroc_gain": _question_estimate(
+            lambda *c: auroc_gain(*c, shuffled=True), columns, scale, seed + 2),
+        "shuffled_ece_reduction": _question_estimate(
+            lambda *c: ece_reduction(*c, shuffled=True), columns, scale, seed + 3),
+    }
+
+
+_SMOLLM2_RULE = "auroc_gain > 0"
+
+
 @claim(
-    rule="auroc_gain > 0",
+    rule=_SMOLLM2_RULE,
+    control=_null_must_not_pass(_SMOLLM2_RULE, "shuffled_", _SHUFFLED),
     paper="Sec. 4 / Tables 2-3: with M = 5 self-random samples, Consistency gives a higher "
           "failure-prediction AUROC than vanilla verbalised confidence (e.g. GSM8K with "
           "GPT-3.5: verbalised AUROC ~0.55, consistency-based up to ~0.9); verbalised "
           "confidences are overconfident (80-100%, high ECE).",
     against=("greedy vanilla verbalised confidence (M = 1) of the same model on the same "
-             "questions and prompts"),
+             "questions and prompts; null arm: Consistency's confidences permuted across the "
+             "questions"),
 )
 def smollm2_elicitation(scale: Scale, seed: int, progress=None) -> Measurement:
     """The real prompts, parsers, sampler and metrics on SmolLM2-135M-Instruct over the
     package's first 30 factual questions and 10 seeded 1-digit additions (three
-    demonstration turns, reply primed with the answer line's head): vanilla verbalised confidence
-    (greedy, M = 1) vs Consistency over M = 5 self-random samples at T = 0.7 (same prompt).
-    ``auroc_gain`` = AUROC(Consistency) − AUROC(verbalised) over 3 sampling seeds (the
-    greedy baseline is deterministic, so the interval is the sampling's). Unparsed replies
-    count as wrong with confidence 0; parse rates are reported. At smoke an untrained byte
-    model runs the same pipeline on 2 questions (no SmolLM2 load: a plumbing check; it parses
-    nothing, so its AUROC is NaN and the verdict is inconclusive). Fails at small if
-    Consistency does not beat the verbalised confidence over the whole interval; a NaN AUROC
-    (no class mix) is inconclusive: nothing could be measured."""
+    demonstration turns, reply primed with the answer line's head): vanilla verbalised
+    confidence (greedy, M = 1) vs Consistency over M = 5 self-random samples at T = 0.7 (same
+    prompt; a sample counts when answer and confidence parse, a question needs the official
+    M − 1 = 4 of them), 3 sampling seeds. Unparsed or dropped questions count as wrong with
+    confidence 0 (the headline); the official view, which drops them, is reported beside it
+    (``consistency_auroc_answered``).
+
+    ``auroc_gain`` = AUROC(Consistency), averaged over the sampling seeds, − AUROC(verbalised),
+    with a paired bootstrap interval over the 40 questions (issue 37: the former interval
+    covered the 3 sampling seeds over one fixed question set and ignored question-level
+    variance, which dominates at 40 questions). Rule unchanged: ``auroc_gain > 0`` over the
+    whole interval. Null arm (same run): each seed's Consistency confidences permuted across
+    the questions (``shuffled_auroc_gain``, same bootstrap); control: the null must not pass
+    the rule, else a confidence that knows nothing of its question would beat the verbalised
+    one too (e.g. a verbalised AUROC below chance) and the test bed cannot tell. At smoke an
+    untrained byte model runs the same pipeline on 2 questions (no SmolLM2 load: a plumbing
+    check; it parses nothing, so its AUROC is NaN and the verdict is inconclusive)."""
     from iclr24.kits.threads import torch_threads
 
     from .elicitor import ConfidenceElicitor
-    from .metrics import confidence_metrics
+    from .metrics import confidence_metrics, failure_auroc
     from .questions import arithmetic_questions, factual_questions
 
     backend, fmt, name = _smollm2_backend(scale, seed)
@@ -271,35 +421,49 @@ def smollm2_elicitation(scale: Scale, seed: int, progress=None) -> Measurement:
     common = {"format_prompt": fmt, "answer_prefix": "Answer and Confidence (0-100):",
               "max_new_tokens": max_new, "stop": ["\n"]}
 
-    def evaluate(answers, confs):
-        correct = [a == y for a, y in zip(answers, truth)]
-        return confidence_metrics(confs, correct)
+    def correct(answers):
+        return [float(a == y) for a, y in zip(answers, truth)]
 
     with torch_threads(2):
         verbal = ConfidenceElicitor(backend, aggregator="verbalized", temperature=0.0, **common)
-        v = evaluate(*verbal.predict(texts))
+        v_answers, v_conf = verbal.predict(texts)
         v_parse = verbal.stats.parse_rate
-        runs = []
+        runs, per_seed = [], []
         for i in range(n_seeds):
             if progress:
                 progress(i / n_seeds, f"{name}: sampling seed {i + 1}/{n_seeds}")
             cons = ConfidenceElicitor(backend, aggregator="consistency", m=m, temperature=0.7,
                                       **common)
-            c = evaluate(*cons.predict(texts, seed=seed + i))
-            c["parse_rate"] = cons.stats.parse_rate
-            runs.append(c)
-    metrics = {"verbalized_parse_rate": v_parse,
-               "sample_parse_rate": seed_metric([r["parse_rate"] for r in runs])}
+            answers, conf = cons.predict(texts, seed=seed + i)
+            shuffled = _shuffled(conf, np.random.default_rng([seed, 7, i]))
+            runs.append((conf, correct(answers), shuffled))
+            kept = [a is not None for a in answers]
+            per_seed.append({
+                **confidence_metrics(conf, correct(answers)),
+                "shuffled_auroc": failure_auroc(shuffled, correct(answers)),
+                "parse_rate": cons.stats.parse_rate,
+                "dropped_questions": float(cons.stats.unanswered_questions),
+                "too_few_parsed": float(cons.stats.too_few_parsed),
+                # the official view: questions without an answer dropped, not counted wrong
+                "auroc_answered": failure_auroc(
+                    [c for c, k in zip(conf, kept) if k],
+                    [y for y, k in zip(correct(answers), kept) if k]) if any(kept) else math.nan})
+    v = confidence_metrics(v_conf, correct(v_answers))
+    metrics = {"verbalized_parse_rate": v_parse, "parse_rate": v_parse,
+               "sample_parse_rate": seed_metric([r["parse_rate"] for r in per_seed]),
+               "n_questions": len(qs)}
     for key in ("auroc", "ece", "accuracy", "mean_confidence"):
         metrics[f"verbalized_{key}"] = v[key]
-        metrics[f"consistency_{key}"] = seed_metric([r[key] for r in runs])
-    metrics["auroc_gain"] = seed_metric([r["auroc"] - v["auroc"] for r in runs])
-    metrics["ece_reduction"] = seed_metric([v["ece"] - r["ece"] for r in runs])
-    metrics["parse_rate"] = v_parse
+        metrics[f"consistency_{key}"] = seed_metric([r[key] for r in per_seed])
+    for key in ("shuffled_auroc", "dropped_questions", "too_few_parsed"):
+        metrics[key] = seed_metric([r[key] for r in per_seed])
+    metrics["consistency_auroc_answered"] = seed_metric([r["auroc_answered"] for r in per_seed])
+    metrics.update(_elicitation_metrics((v_conf, correct(v_answers)), runs, scale, seed))
     examples = [{"question": q, "truth": y, "reply": rs[0].text}
                 for q, y, rs in zip(texts[:8], truth, verbal.responses)]
     return Measurement(metrics=metrics, tables={"greedy_replies": examples}, notes=(
         f"Model: {name}. Prompts: the official vanilla instructions inside SmolLM2's chat "
         "template after three demonstration turns, with the reply primed by the answer line's "
         "head 'Answer and Confidence (0-100):' (a 135M model rarely produces the line on its "
-        "own). NaN AUROC = one class (all wrong)."))
+        "own). Intervals of the gains: paired bootstrap over the questions, the sampling seeds "
+        "averaged inside. shuffled_* = the null arm. NaN AUROC = one class (all wrong)."))

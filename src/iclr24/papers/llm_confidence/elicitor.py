@@ -64,12 +64,16 @@ def answer_token_probability(lm, prompt: str, answer_text: str) -> float:
 @dataclass
 class ElicitationStats:
     """Counts of the last :meth:`ConfidenceElicitor.predict`: responses, how many parsed fully
-    (answer and confidence), how many had an answer, questions left without an answer."""
+    (answer and confidence), how many had an answer, questions left without an answer, and of
+    those (consistency/avg_conf), the ones with some parsed samples, but fewer than
+    ``min_parsed`` or not the misleading sampler's hint-free one (the official code drops
+    them)."""
 
     responses: int = 0
     parsed: int = 0
     answered: int = 0
     unanswered_questions: int = 0
+    too_few_parsed: int = 0
 
     @property
     def parse_rate(self) -> float:
@@ -85,7 +89,11 @@ class ConfidenceElicitor:
     (``verbalized`` = the first response's stated confidence, M = 1 in the paper's vanilla
     setting; ``pair_rank``/``topk_*`` need ``strategy="topk"``). m: responses per question.
     Misleading sampling takes ŷ from the hint-free response (``consistency``/``avg_conf``).
-    Unanswered questions get answer None and confidence 0 (count them as wrong).
+    ``consistency``/``avg_conf`` count a sample only when both its answer and its confidence
+    parsed (as the official code) and need ``min_parsed`` such samples per question (default:
+    the official M − 1 for M >= 3, :func:`~.aggregation.official_min_parsed`). Unanswered
+    questions get answer None and confidence 0: count them as wrong, or drop them as the
+    official code does (``answer is None``), and say which.
     """
 
     lm: object
@@ -100,6 +108,7 @@ class ConfidenceElicitor:
     max_new_tokens: int | None = None
     stop: Sequence[str] | None = None
     pair_rank_objective: str = "paper"
+    min_parsed: int | None = None
     stats: ElicitationStats = field(default_factory=ElicitationStats)
     responses: list[list[Response]] = field(default_factory=list)
 
@@ -112,17 +121,30 @@ class ConfidenceElicitor:
             raise ValueError(f"aggregator={self.aggregator!r} needs strategy='topk'")
         if self.pair_rank_objective not in ("paper", "official"):
             raise ValueError("pair_rank_objective must be 'paper' or 'official'")
+        if isinstance(self.m, bool) or not isinstance(self.m, int) or self.m < 1:
+            raise ValueError(f"m must be an int >= 1 (responses per question), got {self.m!r}")
+        if self.min_parsed is not None:
+            if isinstance(self.min_parsed, bool) or not isinstance(self.min_parsed, int):
+                raise TypeError(f"min_parsed must be an int or None, got "
+                                f"{type(self.min_parsed).__name__}")
+            if not 1 <= self.min_parsed <= self.m:
+                raise ValueError(f"min_parsed must be in [1, m={self.m}], got "
+                                 f"{self.min_parsed!r}")
 
     def _aggregate(self, rs: list[Response], seed: int) -> Aggregate:
-        answers = [r.answer for r in rs]
+        # a sample counts only when its answer and its confidence both parsed (official)
+        answers = [r.answer if r.parsed else None for r in rs]
         confs = [r.confidence for r in rs]
         ref = self.sampler == "misleading"
+        need = min(self.min_parsed, len(rs)) if self.min_parsed is not None else None
         if self.aggregator == "verbalized":
             return Aggregate(rs[0].answer, rs[0].confidence or 0.0)
         if self.aggregator == "consistency":
-            return consistency(answers, rs[0].answer if ref else None, use_reference=ref)
+            return consistency(answers, answers[0] if ref else None, use_reference=ref,
+                               min_parsed=need)
         if self.aggregator == "avg_conf":
-            return avg_conf(answers, confs, rs[0].answer if ref else None, use_reference=ref)
+            return avg_conf(answers, confs, answers[0] if ref else None, use_reference=ref,
+                            min_parsed=need)
         lists = [list(r.guesses) for r in rs]
         probs = [list(r.probs) for r in rs]
         if self.aggregator == "topk_top1":
@@ -153,6 +175,8 @@ class ConfidenceElicitor:
             stats.answered += sum(r.answer is not None for r in rs)
             agg = self._aggregate(rs, seed)
             stats.unanswered_questions += agg.answer is None
+            stats.too_few_parsed += agg.answer is None and any(r.parsed for r in rs) \
+                and self.aggregator in ("consistency", "avg_conf")
             answers.append(agg.answer)
             confs.append(agg.confidence if agg.answer is not None else 0.0)
         self.stats = stats

@@ -10,22 +10,32 @@ it (after fd-shifts; ×1000 there, a plain fraction here).
 AUROC and AUPRC are undefined when every prediction is right or every one is wrong: the
 functions return NaN then (one-class guard) and :func:`confidence_metrics` says so in
 ``one_class``.
+
+Uncertainty over questions (not in the paper, which reports point values):
+:func:`question_bootstrap` resamples the questions with replacement, the same questions in
+every column (paired: the methods compared answered the same questions), and gives a
+percentile interval of any statistic of the columns, e.g. AUROC(Consistency) − AUROC(verbalised).
+A resample in which the statistic is undefined (one class left: NaN AUROC) is set aside and
+counted; when more than ``max_undefined`` of them are, the interval is NaN (cannot tell).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 __all__ = [
+    "BootstrapInterval",
     "auprc_negative",
     "auprc_positive",
     "aurc",
     "confidence_metrics",
     "expected_calibration_error",
     "failure_auroc",
+    "question_bootstrap",
     "reliability_bins",
 ]
 
@@ -149,3 +159,58 @@ def confidence_metrics(conf: Sequence[float], correct: Sequence[bool], n_bins: i
             "ece": expected_calibration_error(c, y, n_bins), "auroc": failure_auroc(c, y),
             "auprc_positive": auprc_positive(c, y), "auprc_negative": auprc_negative(c, y),
             "aurc": aurc(c, y), "one_class": float(y.all() or not y.any())}
+
+
+@dataclass(frozen=True)
+class BootstrapInterval:
+    """``value`` = the statistic on all questions; ``[low, high]`` its percentile interval over
+    the ``n_used`` resamples where it was defined (NaN when too few were); ``n`` questions."""
+
+    value: float
+    low: float
+    high: float
+    n: int
+    n_used: int
+    confidence: float
+
+
+def question_bootstrap(statistic: Callable[..., float], columns: Sequence[Sequence[float]], *,
+                       n_resamples: int = 2000, confidence: float = 0.95, seed: int = 0,
+                       max_undefined: float = 0.05) -> BootstrapInterval:
+    """Paired percentile bootstrap over questions: ``columns`` are k equal-length per-question
+    arrays (confidences, 0/1 correctness, ...); each resample draws n question indices with
+    replacement and calls ``statistic(*columns_at_those_indices)``. Resamples where the
+    statistic is NaN are set aside; if more than ``max_undefined`` (a fraction) are, or the
+    statistic on all questions is NaN, low and high are NaN."""
+    if not callable(statistic):
+        raise TypeError(f"statistic must be callable, got {type(statistic).__name__}")
+    if isinstance(columns, (str, bytes)) or not isinstance(columns, Sequence) or not columns:
+        raise TypeError("columns must be a non-empty sequence of per-question arrays")
+    try:
+        cols = [np.asarray(c, dtype=np.float64) for c in columns]
+    except (TypeError, ValueError):
+        raise TypeError("columns must hold numeric per-question arrays") from None
+    n = cols[0].shape[0] if cols[0].ndim == 1 else -1
+    if n < 1 or any(c.shape != (n,) for c in cols):
+        raise ValueError(f"columns must be 1-D arrays of one equal, non-zero length, got shapes "
+                         f"{[c.shape for c in cols]}")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 100:
+        raise ValueError(f"n_resamples must be an int >= 100, got {n_resamples!r}")
+    if isinstance(confidence, bool) or not isinstance(confidence, float) \
+            or not 0 < confidence < 1:
+        raise ValueError(f"confidence must be a float in (0, 1), got {confidence!r}")
+    if not isinstance(max_undefined, (int, float)) or not 0 <= max_undefined < 1:
+        raise ValueError(f"max_undefined must be a fraction in [0, 1), got {max_undefined!r}")
+    value = float(statistic(*cols))
+    if not math.isfinite(value):
+        return BootstrapInterval(value, math.nan, math.nan, n, 0, confidence)
+    rng = np.random.default_rng(seed)
+    draws = np.array([float(statistic(*(c[idx] for c in cols)))
+                      for idx in rng.integers(0, n, size=(n_resamples, n))])
+    ok = draws[np.isfinite(draws)]
+    if ok.size < (1 - max_undefined) * n_resamples:
+        return BootstrapInterval(value, math.nan, math.nan, n, int(ok.size), confidence)
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(ok, [alpha, 1 - alpha])  # percentile interval
+    return BootstrapInterval(value, float(min(low, value)), float(max(high, value)), n,
+                             int(ok.size), confidence)

@@ -20,7 +20,9 @@ How the code maps to it.
 - :mod:`.probe`: :class:`SATProbe` (StandardScaler + L1-LR, C = 0.05, liblinear; ``layers``
   for early-layer probes), :func:`risk_at` (Risk@Top/Bottom 20%), :func:`evaluate_predictors`
   (SAT Probe, Confidence, Popularity, Constant, Combined and extra probes on the official 50/50
-  stratified split).
+  stratified split); for a deterministic model, :func:`cross_fitted_scores` (out-of-fold
+  scores of the same predictors on every item) and :func:`bootstrap_aurocs` (a stratified,
+  paired bootstrap over the items), which the paper does not use.
 - :mod:`.recall_data`: :func:`recall_data` (the protocol over many queries -> features, control
   features, confidence, popularity, labels), :func:`attention_gap` (Mann-Whitney).
 - :mod:`.fact_world`: :func:`make_fact_world` (synthetic entities with Zipfian training counts)
@@ -28,7 +30,9 @@ How the code maps to it.
 - :mod:`.facts`: 288 authored facts (country->capital, element->symbol, book->author) for
   SmolLM2-135M-Instruct, :func:`token_popularity`.
 - ``claims.py``: ``attention_predicts_errors`` and ``early_layers`` (tiny model, fact world),
-  ``attention_predicts_errors_smollm2`` and ``early_layers_smollm2`` (SmolLM2-135M-Instruct).
+  ``attention_predicts_errors_smollm2`` and ``early_layers_smollm2`` (SmolLM2-135M-Instruct,
+  out-of-fold scores with a bootstrap over the facts; popularity there is a weak token-id
+  proxy, reported only); each with the control-span probe as its null arm.
 
 What is out of reach and what differs. Llama-2 7B/13B/70B (the paper's models; 70B in 8-bit)
 and the paper's ten datasets (research-licence pickles, >40,000 prompts) are not available: the
@@ -69,7 +73,13 @@ from .fact_world import (
     train_fact_model,
 )
 from .facts import FACT_TEMPLATES, Fact, factual_queries, token_popularity
-from .probe import SATProbe, evaluate_predictors, risk_at
+from .probe import (
+    SATProbe,
+    bootstrap_aurocs,
+    cross_fitted_scores,
+    evaluate_predictors,
+    risk_at,
+)
 from .recall_data import RecallData, attention_gap, recall_data
 
 __all__ = [
@@ -85,8 +95,10 @@ __all__ = [
     "SatRecord",
     "answer_token_count",
     "attention_gap",
+    "bootstrap_aurocs",
     "collect_records",
     "constraint_attention",
+    "cross_fitted_scores",
     "evaluate_predictors",
     "factual_queries",
     "is_correct",

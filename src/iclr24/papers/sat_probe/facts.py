@@ -12,7 +12,9 @@ Popularity. The paper scores how well-known an entity is from external counts. W
 corpus counts offline; the stand-in is read from the model's tokenizer, which was trained on
 the model's pretraining text: byte-level BPE gives frequent strings few, low-id (early-merged)
 tokens, so ``-Σ_t log(1 + id_t)`` over the entity's tokens (:func:`token_popularity`) is a
-Zipf-style log-frequency proxy. It uses no test outcome.
+Zipf-style log-frequency proxy. It uses no test outcome. It is a weak proxy (it mostly counts
+an entity's tokens and knows nothing of how often the fact itself was seen), so beating it
+says little: the SmolLM2 claims report SAT Probe minus popularity and do not rule on it.
 """
 
 from __future__ import annotations

@@ -13,6 +13,11 @@ Sec. 4 "Predicting factual errors", as in microsoft/mechanistic-error-probe).
   completion truncated to |gt| tokens, used directly), Popularity (used directly), Constant
   (the training half's majority class), Combined ([attention, confidence] -> the same
   LR), and any further probe given in ``extra_probes`` (a control span, early layers).
+- :func:`cross_fitted_scores` (not in the paper): out-of-fold scores of the same predictors on
+  every item (stratified K-fold), for a model that is deterministic, where the official single
+  50/50 split would leave half the items unscored and repeated splits of the same items are
+  not independent replicates; :func:`bootstrap_aurocs` then resamples the items (stratified
+  by class, the same items for every predictor) for intervals on AUROCs and their differences.
 """
 
 from __future__ import annotations
@@ -25,12 +30,13 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
-from sklearn.model_selection import train_test_split
+from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["SATProbe", "evaluate_predictors", "risk_at"]
+__all__ = ["SATProbe", "bootstrap_aurocs", "cross_fitted_scores", "evaluate_predictors",
+           "risk_at"]
 
 
 class SATProbe(ClassifierMixin, BaseEstimator):
@@ -166,6 +172,27 @@ def _probe_score(X: np.ndarray, y: np.ndarray, train: np.ndarray, test: np.ndarr
     return probe.predict_proba(X[test])[:, list(probe.classes_).index(1)]
 
 
+def _predictor_inputs(features: object, confidence: object, popularity: object | None,
+                      y: object, extra_probes: Mapping[str, object] | None):
+    """Checked arrays: X (n, k), y (n,) ints, confidence (n,), popularity (n,) or None, extras."""
+    X = SATProbe._matrix(features)
+    y_arr = np.asarray(y)
+    n = X.shape[0]
+    if y_arr.shape != (n,) or not np.isin(y_arr, (0, 1)).all():
+        raise ValueError(f"y must be a 0/1 array of shape ({n},), got shape {y_arr.shape}")
+    conf = np.asarray(confidence, dtype=np.float64)
+    if conf.shape != (n,) or not np.isfinite(conf).all():
+        raise ValueError(f"confidence must be a finite array of shape ({n},)")
+    pop = None if popularity is None else np.asarray(popularity, dtype=np.float64)
+    if pop is not None and (pop.shape != (n,) or not np.isfinite(pop).all()):
+        raise ValueError(f"popularity must be None or a finite array of shape ({n},)")
+    extras = {name: SATProbe._matrix(v) for name, v in (extra_probes or {}).items()}
+    for name, v in extras.items():
+        if v.shape[0] != n:
+            raise ValueError(f"extra_probes[{name!r}] must have {n} rows, got {v.shape[0]}")
+    return X, y_arr.astype(int), conf, pop, extras
+
+
 def evaluate_predictors(features: object, confidence: object, popularity: object | None,
                         y: object, seed: int = 0, *,
                         extra_probes: Mapping[str, object] | None = None,
@@ -180,22 +207,9 @@ def evaluate_predictors(features: object, confidence: object, popularity: object
     half), n_train, n_test. With fewer than 2 items of either class no stratified split exists:
     every metric is NaN then (a model that is always wrong gives no error predictor).
     """
-    X = SATProbe._matrix(features)
-    y_arr = np.asarray(y)
+    X, y_arr, conf, pop, extras = _predictor_inputs(features, confidence, popularity, y,
+                                                    extra_probes)
     n = X.shape[0]
-    if y_arr.shape != (n,) or not np.isin(y_arr, (0, 1)).all():
-        raise ValueError(f"y must be a 0/1 array of shape ({n},), got shape {y_arr.shape}")
-    y_arr = y_arr.astype(int)
-    conf = np.asarray(confidence, dtype=np.float64)
-    if conf.shape != (n,) or not np.isfinite(conf).all():
-        raise ValueError(f"confidence must be a finite array of shape ({n},)")
-    pop = None if popularity is None else np.asarray(popularity, dtype=np.float64)
-    if pop is not None and (pop.shape != (n,) or not np.isfinite(pop).all()):
-        raise ValueError(f"popularity must be None or a finite array of shape ({n},)")
-    extras = {name: SATProbe._matrix(v) for name, v in (extra_probes or {}).items()}
-    for name, v in extras.items():
-        if v.shape[0] != n:
-            raise ValueError(f"extra_probes[{name!r}] must have {n} rows, got {v.shape[0]}")
     if not 0 < test_size < 1:
         raise ValueError(f"test_size must be in (0, 1), got {test_size!r}")
     names = (["sat_probe", "confidence"] + (["popularity"] if pop is not None else [])
@@ -221,3 +235,68 @@ def evaluate_predictors(features: object, confidence: object, popularity: object
                       index=pd.Index(names, name="predictor"))
     df.attrs.update(base_rate=float(yt.mean()), n_train=int(train.size), n_test=int(test.size))
     return df
+
+
+def cross_fitted_scores(features: object, confidence: object, popularity: object | None,
+                        y: object, *, n_folds: int = 5, seed: int = 0,
+                        extra_probes: Mapping[str, object] | None = None, C: float = 0.05
+                        ) -> dict[str, np.ndarray]:
+    """Out-of-fold scores (n,) of every predictor of :func:`evaluate_predictors`, each item
+    scored by probes fitted on the other folds (``StratifiedKFold(n_folds, shuffle=True,
+    random_state=seed)``). Confidence and popularity are used directly; the constant predictor
+    scores every item alike (its AUROC is 0.5 and its risks the base error rate, whatever the
+    constant). With fewer than ``n_folds`` items of a class the folds drop to that count; with
+    fewer than 2, every score is NaN (no probe can be fitted)."""
+    X, y_arr, conf, pop, extras = _predictor_inputs(features, confidence, popularity, y,
+                                                    extra_probes)
+    if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
+        raise ValueError(f"n_folds must be an int >= 2, got {n_folds!r}")
+    n = X.shape[0]
+    probes = {"sat_probe": X, "combined": np.column_stack([X, conf]), **extras}
+    names = (["sat_probe", "confidence"] + (["popularity"] if pop is not None else [])
+             + ["constant", "combined"] + list(extras))
+    out = {name: np.full(n, np.nan) for name in names}
+    folds = min(int(n_folds), int(np.bincount(y_arr, minlength=2).min()))
+    if folds < 2:
+        return out
+    out.update(confidence=conf.copy(), constant=np.zeros(n))
+    if pop is not None:
+        out["popularity"] = pop.copy()
+    splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
+    for train, test in splitter.split(X, y_arr):
+        for name, feats in probes.items():
+            out[name][test] = _probe_score(feats, y_arr, train, test, C)
+    return out
+
+
+def bootstrap_aurocs(y: object, scores: Mapping[str, object], *, n_resamples: int = 1000,
+                     seed: int = 0) -> dict[str, np.ndarray]:
+    """AUROC of each score over ``n_resamples`` stratified bootstrap resamples of the items:
+    the correct and the wrong items are each resampled with replacement at their own count
+    (every resample keeps both classes), and every predictor sees the same resampled items,
+    so differences between predictors are paired. Returns name -> (n_resamples,) AUROCs (NaN
+    throughout for a score holding NaN)."""
+    y_arr = np.asarray(y)
+    if y_arr.ndim != 1 or not np.isin(y_arr, (0, 1)).all():
+        raise ValueError("y must be a 1-D array of 0/1 labels (1 = correct)")
+    pos, neg = np.flatnonzero(y_arr == 1), np.flatnonzero(y_arr == 0)
+    if pos.size == 0 or neg.size == 0:
+        raise ValueError("y must hold both classes: AUROC is undefined with one")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) \
+            or n_resamples < 1:
+        raise ValueError(f"n_resamples must be a positive int, got {n_resamples!r}")
+    arrays = {}
+    for name, score in scores.items():
+        a = np.asarray(score, dtype=np.float64)
+        if a.shape != y_arr.shape:
+            raise ValueError(f"scores[{name!r}] must have shape {y_arr.shape}, got {a.shape}")
+        arrays[name] = a
+    rng = np.random.default_rng(seed)
+    labels = np.r_[np.ones(pos.size), np.zeros(neg.size)]
+    out = {name: np.full(int(n_resamples), np.nan) for name in arrays}
+    for b in range(int(n_resamples)):
+        idx = np.r_[rng.choice(pos, pos.size), rng.choice(neg, neg.size)]
+        for name, a in arrays.items():
+            if not np.isnan(a).any():
+                out[name][b] = roc_auc_score(labels, a[idx])
+    return out
