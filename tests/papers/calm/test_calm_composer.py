@@ -85,3 +85,28 @@ def test_same_tokenisation_mask_is_lower_triangular(t):
     ends = list(range(t))
     assert torch.equal(cross_model_mask(ends, ends), shared_tokenizer_mask(t))
     assert torch.equal(shared_tokenizer_mask(t), torch.ones(t, t, dtype=torch.bool).tril())
+
+
+def test_nan_in_a_visible_state_is_not_hidden():
+    """A NaN the anchor can see gives NaN (the old nan_to_num turned it into 0); a row that
+    sees no position still gets exactly 0."""
+    torch.manual_seed(2)
+    comp = CrossAttentionComposer(8, 4, n_heads=2, zero_init=False)
+    h_b, h_a = torch.randn(1, 3, 8), torch.randn(1, 4, 4)
+    h_a[0, 1] = float("nan")
+    mask = torch.tensor([[False] * 4, [True, True, False, False], [True] * 4])
+    out = comp(h_b, h_a, mask)
+    assert torch.count_nonzero(out[0, 0]) == 0 and not torch.isnan(out[0, 0]).any()
+    assert torch.isnan(out[0, 1:]).all()
+    h_b[0, 2] = float("nan")
+    assert torch.isnan(comp(h_b, torch.randn(1, 4, 4), mask)[0, 2]).all()
+
+
+def test_empty_rows_have_finite_gradients():
+    torch.manual_seed(3)
+    comp = CrossAttentionComposer(8, 4, n_heads=2, zero_init=False)
+    h_b = torch.randn(1, 2, 8, requires_grad=True)
+    mask = torch.tensor([[False, False], [True, False]])
+    comp(h_b, torch.randn(1, 2, 4), mask).sum().backward()
+    assert all(torch.isfinite(p.grad).all() for p in comp.parameters() if p.grad is not None)
+    assert torch.isfinite(h_b.grad).all() and torch.count_nonzero(h_b.grad[0, 0]) == 0

@@ -177,3 +177,48 @@ def test_lora_baseline_budget():
     assert all(p.requires_grad for p in anchor.parameters())  # the original is untouched
     with pytest.raises(ValueError):
         matched_lora_rank(anchor, 0)
+
+
+def test_labels_are_shifted_as_in_hugging_face():
+    """labels=input_ids is language modelling: at initialisation CALM's loss is the anchor's
+    own Hugging Face loss (the old unshifted loss scored each position against itself)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    hf = LlamaForCausalLM(LlamaConfig(vocab_size=42, hidden_size=32, intermediate_size=64,
+                                      num_hidden_layers=2, num_attention_heads=4,
+                                      num_key_value_heads=4, max_position_embeddings=32)).eval()
+    calm = CALM(hf, char_model(16, 2, 2, 1), [0, 1], [0, 1])
+    x = torch.randint(0, 41, (3, 7))
+    labels = x.clone()
+    labels[0, 4:] = -100
+    with torch.no_grad():
+        for lab in (x, labels):
+            torch.testing.assert_close(calm(x, labels=lab).loss, hf(input_ids=x, labels=lab).loss)
+
+
+def test_kit_anchor_loss_is_next_token_nll():
+    anchor, aug = _pair()
+    calm = _nonzero(CALM(anchor, aug, [0, 2], [0, 1]))
+    x = torch.randint(0, 41, (2, 6))
+    with torch.no_grad():
+        logits = calm(x).logits
+        want = torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, 41),
+                                                 x[:, 1:].reshape(-1))
+        torch.testing.assert_close(calm(x, labels=x).loss, want)
+        unshifted = torch.nn.functional.cross_entropy(logits.reshape(-1, 41), x.reshape(-1))
+        assert not torch.allclose(calm(x, labels=x).loss, unshifted)
+
+
+def test_id_tensors_must_be_integers():
+    anchor, aug = _pair()
+    calm = CALM(anchor, aug, [0], [0])
+    x = torch.randint(0, 41, (2, 5))
+    with pytest.raises(TypeError, match="input_ids"):
+        calm(x.float())
+    with pytest.raises(TypeError, match="aug_input_ids"):
+        calm(x, aug_input_ids=x.float())
+    with pytest.raises(TypeError, match="labels"):
+        calm(x, labels=x.float())
+    with pytest.raises(TypeError, match="input_ids"):
+        calm([[1, 2]])

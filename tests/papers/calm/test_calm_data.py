@@ -54,7 +54,10 @@ def test_same_seed_same_data():
     ({"n_keys": 0}, "n_keys"), ({"value_range": (5, 2)}, "value_range"),
     ({"value_range": (-1, 3)}, "value_range"), ({"n_operands": (1, 2)}, "n_operands"),
     ({"train_key_frac": 1.0}, "train_key_frac"), ({"train_key_frac": 0.01}, "train_key_frac"),
-    ({"ops": "*"}, "ops")])
+    ({"ops": "*"}, "ops"), ({"key_length": (0, 3)}, "key_length"),
+    ({"key_length": (4, 3)}, "key_length"), ({"key_length": 3}, "key_length"),
+    ({"key_length": (1, 1), "n_keys": 30}, "key_length"), ({"number_width": 0}, "number_width"),
+    ({"n_context": -1}, "n_context")])
 def test_bad_data_arguments(kwargs, name):
     args = {"n_keys": 20, **kwargs}
     with pytest.raises(ValueError, match=name):
@@ -122,3 +125,41 @@ def test_text_batch_ends_and_mask():
                                             [True] * 5 + [False]]
     with pytest.raises(ValueError):
         encode_text_batch([], pairs, 50, char_tokenize(), 41)
+
+
+def test_fixed_layout_keys_fill_the_slots_of_padded_numbers():
+    d = kv_arithmetic_data(40, (0, 9), (2, 2), 0.2, 5, n_arith=50, n_kv_arith_train=50,
+                           n_test=20, key_length=(3, 3), number_width=3)
+    assert all(len(k) == 3 for k in d.keys)
+    for prompt, answer in d.arith + d.arith_test:
+        operands = re.split(r"[+-]", prompt[:-1])
+        assert len(operands) == 2 and all(len(o) == 3 and o.isdigit() for o in operands)
+        plain = re.sub(r"\d+", lambda m: str(int(m.group())), prompt[:-1])
+        assert eval(plain) == int(answer[:-1])
+        assert answer == "0;" or not answer.lstrip("-").startswith("0")  # answers unpadded
+    # a key expression and a numeric one have the same layout
+    assert {len(p) for p, _ in d.kv_arith_test} == {len(p) for p, _ in d.arith_test} == {8}
+
+
+def test_in_context_lines_hold_values_and_leave_the_other_splits_alone():
+    base = kv_arithmetic_data(30, (0, 9), (2, 3), 0.2, 7, n_arith=40, n_kv_arith_train=40,
+                              n_test=10)
+    d = kv_arithmetic_data(30, (0, 9), (2, 3), 0.2, 7, n_arith=40, n_kv_arith_train=40,
+                           n_test=10, n_context=50)
+    assert base.kv_context == [] and len(d.kv_context) == 50
+    for split in ("keys", "values", "arith", "arith_test", "kv_arith_train", "kv_arith_test",
+                  "kv_arith_train_keys_test"):
+        assert getattr(d, split) == getattr(base, split)
+    assert d.memorisation() == base.memorisation() + d.kv_context
+    followed = 0
+    for prompt, line in d.kv_context:
+        assert prompt == "" and line.endswith(";") and "=" not in line and "?" not in line
+        items = re.split(r"[+-]", line[:-1])
+        assert 2 <= len(items) <= 3
+        for item in items:
+            key, digits = re.fullmatch(r"([a-z]+)(\d*)", item).groups()
+            assert key in d.values
+            if digits:
+                followed += 1
+                assert int(digits) == d.values[key]
+    assert 0 < followed < sum(len(re.split(r"[+-]", line)) for _, line in d.kv_context)

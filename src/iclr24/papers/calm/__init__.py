@@ -20,7 +20,10 @@ How the code maps to it.
 - :mod:`.kv_data`: :func:`kv_arithmetic_data` -> :class:`KVData` (splits ``kv_sub``,
   ``arith``, ``kv_arith_train``, ``kv_arith_test``), :class:`CharVocab`.
 - :mod:`.kv_experiment`: the KV experiment's arms (m_A, m_B, m_B + LoRA with a matched budget,
-  CALM with an untrained m_A, CALM) on the kit's tiny transformers.
+  CALM with an untrained m_A, CALM with oracle features, CALM) on the kit's tiny transformers,
+  in a fixed-layout test bed of ours (3-letter keys in the slots of 3-digit numbers).
+- :mod:`.kv_oracle`: :class:`KVOracle`, exact key -> value features in m_A's place (the KV
+  claims' positive control).
 - :mod:`.text_composition`: SmolLM2-135M-Instruct as the anchor with a character-level m_A.
 - ``claims.py``: ``kv_arithmetic_composition``, ``anchor_preserved``,
   ``smollm2_kv_composition``.
@@ -34,7 +37,7 @@ Usage::
     from iclr24.papers.calm import CALM, select_layers, match_layers
     aug_layers = select_layers(n_layers=4, every=2)           # [1, 3]
     calm = CALM(anchor, augment, match_layers(aug_layers, 6), aug_layers, n_heads=4)
-    out = calm(input_ids, labels=labels)                      # out.loss, out.logits
+    out = calm(input_ids, labels=input_ids)                   # HF convention: shifted inside
     optimizer = torch.optim.AdamW(calm.trainable_parameters(), lr=1e-3)
 """
 
@@ -52,6 +55,7 @@ from .kv_experiment import (
     pretrain_pair,
     train_on_examples,
 )
+from .kv_oracle import KVOracle, OracleConfig
 from .text_composition import (
     TextBatch,
     char_tokenize,
@@ -69,6 +73,8 @@ __all__ = [
     "CrossAttentionComposer",
     "KVConfig",
     "KVData",
+    "KVOracle",
+    "OracleConfig",
     "TextBatch",
     "char_model",
     "char_tokenize",

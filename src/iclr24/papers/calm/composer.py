@@ -74,7 +74,8 @@ class CrossAttentionComposer(nn.Module):
     def forward(self, h_anchor: Tensor, h_aug: Tensor, mask: Tensor | None = None) -> Tensor:
         """h_anchor: (B, T, D_B); h_aug: (B, S, D_A); mask: (B, T, S) or (T, S) bool, True where
         anchor position t may attend to augmenting position s (None: everything).
-        Returns f_cross: (B, T, D_B); rows whose mask is all False get 0."""
+        Returns f_cross: (B, T, D_B). Rows whose mask is all False read nothing and get
+        exactly 0; elsewhere a NaN in the hidden states gives NaN (never a silent 0)."""
         if not isinstance(h_anchor, Tensor) or h_anchor.dim() != 3 \
                 or h_anchor.shape[-1] != self.d_anchor:
             raise ValueError(f"h_anchor must have shape (batch, seq, {self.d_anchor}), got "
@@ -94,11 +95,18 @@ class CrossAttentionComposer(nn.Module):
 
         q, k, v = heads(q), heads(self.k(h_tilde)), heads(self.v(h_tilde))
         scores = q @ k.transpose(-1, -2) / math.sqrt(self.head_dim)  # Q Kᵀ / √d_h: (B,H,T,S)
+        seen = None
         if mask is not None:
             mask = _check_mask(mask, b, t, s).to(scores.device)
-            scores = scores.masked_fill(~mask[:, None], float("-inf"))
-        attn = torch.nan_to_num(F.softmax(scores, dim=-1), nan=0.0)  # empty rows -> 0
+            # a row with no visible position attends nowhere: softmax over it is undefined, so
+            # it is computed unmasked (finite) and its output set to exactly 0 below; NaN in
+            # the hidden states is never hidden and propagates like any other layer's
+            seen = mask.any(-1)                               # (B, T)
+            scores = scores.masked_fill(~(mask | ~seen[..., None])[:, None], float("-inf"))
+        attn = F.softmax(scores, dim=-1)
         y = (attn @ v).transpose(1, 2).reshape(b, t, self.d_anchor)  # Concat_h softmax(.)V
+        if seen is not None:
+            y = torch.where(seen[..., None], y, torch.zeros((), dtype=y.dtype))
         return self.out(y).to(h_anchor.dtype)                 # · W_O
 
 

@@ -8,6 +8,9 @@ l_B^j + 1 becomes H_B^j + f_cross(H̃_A^j, H_B^j) (one
 :class:`~.composer.CrossAttentionComposer` per pair); the last anchor layer feeds the anchor's
 own head. Sec. 3.3: only the composition parameters are trained, with the next-token loss on
 the composition data D_C; both models stay frozen (and here in eval mode, so dropout is off).
+``CALM.forward(..., labels=...)`` takes labels as a Hugging Face causal LM does (aligned with
+the inputs, ``labels=input_ids``) and shifts them inside, so its loss is the anchor's own loss
+at initialisation.
 
 How it is wired. The augmenting model runs first (no gradients) and forward hooks read the
 outputs of its blocks L_A; then the anchor runs with forward hooks on its blocks L_B that add
@@ -103,9 +106,19 @@ def _check_layers(layers: Sequence[int], n: int, name: str) -> list[int]:
     return out
 
 
+def _check_ids(ids: object, name: str) -> None:
+    if not isinstance(ids, Tensor) or ids.dtype.is_floating_point or ids.dtype.is_complex \
+            or ids.dtype == torch.bool:
+        raise TypeError(f"{name} must be an integer tensor of shape (batch, seq), got "
+                        f"{getattr(ids, 'dtype', type(ids).__name__)}")
+    if ids.dim() != 2:
+        raise ValueError(f"{name} must have shape (batch, seq), got {tuple(ids.shape)}")
+
+
 @dataclass
 class CALMOutput:
-    """logits: (B, T, V) of the composed model; loss: mean next-token NLL over labels != -100
+    """logits: (B, T, V) of the composed model; loss: mean next-token NLL of ``labels[:, 1:]``
+    given ``logits[:, :-1]`` over labels != -100, as a Hugging Face causal LM computes it
     (None without labels)."""
 
     logits: Tensor
@@ -209,16 +222,22 @@ class CALM(nn.Module):
                 aug_attention_mask: Tensor | None = None, cross_mask: Tensor | None = None
                 ) -> CALMOutput:
         """input_ids: (B, T) the anchor's inputs; aug_input_ids: (B, S) the augmenting model's
-        (default: the same ids, for models sharing a tokenizer); labels: (B, T) next-token
-        targets aligned with the logits (-100 = ignored). cross_mask: (B, T, S) bool (default
-        with ``causal``: s <= t, which needs S == T). Returns :class:`CALMOutput`."""
-        if not isinstance(input_ids, Tensor) or input_ids.dim() != 2:
-            raise ValueError("input_ids must be a (batch, seq) integer tensor")
+        (default: the same ids, for models sharing a tokenizer); labels: (B, T) in the Hugging
+        Face convention, i.e. aligned with ``input_ids`` (``labels=input_ids`` is language
+        modelling) and shifted here: position t's logits are scored against ``labels[:, t+1]``
+        (-100 = ignored). cross_mask: (B, T, S) bool (default with ``causal``: s <= t, which
+        needs S == T). Returns :class:`CALMOutput`."""
+        _check_ids(input_ids, "input_ids")
         aug_ids = input_ids if aug_input_ids is None else aug_input_ids
-        if not isinstance(aug_ids, Tensor) or aug_ids.dim() != 2 \
-                or aug_ids.shape[0] != input_ids.shape[0]:
+        _check_ids(aug_ids, "aug_input_ids")
+        if aug_ids.shape[0] != input_ids.shape[0]:
             raise ValueError(f"aug_input_ids must be a ({input_ids.shape[0]}, seq) integer "
-                             "tensor")
+                             f"tensor, got {tuple(aug_ids.shape)}")
+        if labels is not None:
+            _check_ids(labels, "labels")
+            if labels.shape != input_ids.shape:
+                raise ValueError(f"labels must have shape {tuple(input_ids.shape)}, got "
+                                 f"{tuple(labels.shape)}")
         t, s = input_ids.shape[1], aug_ids.shape[1]
         if cross_mask is None and self.causal:
             if s != t:
@@ -235,11 +254,10 @@ class CALM(nn.Module):
             logits = self._run(self.anchor, input_ids, attention_mask)
         loss = None
         if labels is not None:
-            if labels.shape != input_ids.shape:
-                raise ValueError(f"labels must have shape {tuple(input_ids.shape)}, got "
-                                 f"{tuple(labels.shape)}")
-            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(),
-                                   labels.reshape(-1), ignore_index=-100)
+            # next-token NLL: logits at t predict token t+1 (the shift HF causal LMs apply)
+            shifted = logits[:, :-1]
+            loss = F.cross_entropy(shifted.reshape(-1, shifted.shape[-1]).float(),
+                                   labels[:, 1:].reshape(-1), ignore_index=-100)
         return CALMOutput(logits=logits, loss=loss)
 
     @torch.no_grad()

@@ -1,7 +1,28 @@
 """The KV-arithmetic experiment in miniature: pretrain m_A and m_B, compose, compare (Sec. 4.1).
 
 Scaled down from the spec (m_A 4x128, m_B 6x192, K = 500, values 0-99) to m_A 2x64, m_B 3x64,
-values 0-9 and two operands at small, so that three seeds of five arms fit a shared 2-core CPU.
+values 0-9 and two operands at small, so that three seeds of six arms fit a shared 2-core CPU.
+
+The test bed is ours where the paper's would not fit (:class:`KVConfig`'s defaults). An audit
+of the earlier version (keys of 3-5 letters, plain numbers, m_A trained on single facts, 2,000
+D_C expressions) found it could not show composition at all: CALM and LoRA stayed at chance even
+on new expressions over the *training* keys, CALM memorised D_C, m_A barely encoded the second
+operand (linear probe 24%), and even exact oracle features lifted CALM only to 0.30-0.37. So,
+decided before running this version: (i) keys have exactly 3 letters and m_B's numbers are
+zero-padded to 3 digits, so a key fills the slot of a number (``abc+kqz=`` vs ``007+003=``) and
+the composer can feed the tiny anchor's position-bound arithmetic where it reads digits;
+(ii) m_A also learns keys inside expression-shaped lines (``kv_context``, no results), so it
+holds the value of a key wherever the key stands; (iii) D_C has 4,000 expressions (100 train
+keys, 20,000 possible expressions) so that memorising it does not pay; (iv) a positive-control
+arm, CALM with :class:`~.kv_oracle.KVOracle` (exact value features) in m_A's place, says
+whether the anchor and composers can turn known values into arithmetic at this size at all.
+Budgets, set after one run of this design at the old budgets (m_A 800 steps, composers 400),
+from the positive control and m_A's own test only, before CALM ran at the new budgets: at 400
+composer steps the oracle arm reached 0.27 on held-out keys (3 seeds) and m_A 0.555
+KV-substitution, so the test bed could not tell; a one-seed pilot gave the oracle arm 0.24 /
+0.505 / 0.575 at 400 / 1000 / 1200 steps (lr 1e-3 and other anchor layers were worse at 400)
+and m_A 0.995 at 1,600 steps. Hence m_A 1,600 steps and 1,200 composer steps (for every arm,
+LoRA included), the most the ~200 s CPU budget of a small claim allows.
 
 Paper (Bansal et al., ICLR 2024, Sec. 4.1 and Table 1): m_A (PaLM2-XXS) memorises string keys
 -> numbers; m_B (PaLM2-XS) does arithmetic; CALM trained on arithmetic over 20% of the keys is
@@ -11,7 +32,8 @@ budget, and CALM with an untrained m_A. Here both models are the shared kit's ch
 reach.
 
 Pieces: :func:`char_model`, :func:`pretrain_pair` (m_A on every key's facts, m_B on numeric
-arithmetic, whole lines in the loss); :func:`encode_examples` (prompt masked from the labels); :func:`train_on_examples`
+arithmetic, whole lines in the loss); :func:`encode_examples` (prompt masked from the labels);
+:func:`train_on_examples`
 (AdamW + the kit's warm-up/cosine schedule over any trainable parameters: used identically for
 CALM's composers and for the LoRA adapters, the same D_C batches and steps);
 :func:`exact_match` (teacher-forced greedy exact match: the argmax at every answer position,
@@ -56,23 +78,29 @@ IGNORE = -100
 
 @dataclass(frozen=True)
 class KVConfig:
-    """Sizes of one KV-arithmetic run (defaults: the spec's small scale)."""
+    """Sizes of one KV-arithmetic run (defaults: the small scale; the test-bed fields
+    ``key_length``, ``number_width``, ``context_per_key`` (m_A's in-context lines per key) and
+    ``n_kv_arith_train`` (|D_C|) are explained in the module docstring)."""
 
     n_keys: int = 500
     value_range: tuple[int, int] = (0, 9)
     n_operands: tuple[int, int] = (2, 2)
     ops: str = "+-"
     train_key_frac: float = 0.2
+    key_length: tuple[int, int] = (3, 3)
+    number_width: int = 3
+    context_per_key: int = 4
+    n_kv_arith_train: int = 4000
     aug_d_model: int = 64
     aug_layers: int = 2
     anchor_d_model: int = 64
     anchor_layers: int = 3
     n_heads: int = 4
-    aug_steps: int = 800
+    aug_steps: int = 1600
     anchor_steps: int = 600
     pretrain_batch: int = 64
     pretrain_lr: float = 3e-3
-    compose_steps: int = 400
+    compose_steps: int = 1200
     compose_batch: int = 32
     compose_lr: float = 3e-3
     augment_layers: tuple[int, ...] = (0, 1)
@@ -213,12 +241,15 @@ class PretrainedPair:
 
 
 def pretrain_pair(cfg: KVConfig, seed: int) -> PretrainedPair:
-    """Draw the task and train m_A on every key's ``k=v;``/``k?v;`` lines and m_B on numeric
-    arithmetic (it never sees a letter)."""
+    """Draw the task and train m_A on every key's ``k=v;``/``k?v;``/``kv;`` lines and the
+    in-context lines, and m_B on numeric arithmetic (it never sees a letter)."""
     from .kv_data import kv_arithmetic_data
 
     data = kv_arithmetic_data(cfg.n_keys, cfg.value_range, cfg.n_operands, cfg.train_key_frac,
-                              seed, ops=cfg.ops, n_test=cfg.n_test)
+                              seed, ops=cfg.ops, n_test=cfg.n_test,
+                              n_kv_arith_train=cfg.n_kv_arith_train, key_length=cfg.key_length,
+                              number_width=cfg.number_width,
+                              n_context=cfg.context_per_key * cfg.n_keys)
     bos = len(VOCAB)
     m_a = char_model(cfg.aug_d_model, cfg.aug_layers, cfg.n_heads, seed)
     loss_a = train_on_examples(lm_loss(m_a), list(m_a.parameters()), data.memorisation(), bos,
@@ -233,20 +264,23 @@ def pretrain_pair(cfg: KVConfig, seed: int) -> PretrainedPair:
     return PretrainedPair(data, m_a, m_b, loss_a[-1], loss_b[-1])
 
 
-ARMS = ("m_A", "m_B", "lora", "calm_random_aug", "calm")
+ARMS = ("m_A", "m_B", "lora", "calm_random_aug", "calm_oracle", "calm")
 
 
 def compare_arms(cfg: KVConfig, seed: int, n_seeds: int) -> tuple[PretrainedPair, list[dict]]:
-    """The five arms of the KV experiment on one pretrained pair, over ``n_seeds`` composition
-    seeds (seed + i: composer/adapter init, D_C batch order, the untrained m_A's init).
+    """The six arms of the KV experiment on one pretrained pair, over ``n_seeds`` composition
+    seeds (seed + i: composer/adapter init, D_C batch order, the untrained m_A's init): m_A,
+    m_B, m_B + LoRA, CALM with an untrained m_A (null arm), CALM with the exact
+    :class:`~.kv_oracle.KVOracle` features in m_A's place (positive control) and CALM.
 
     Rows: one per (seed, arm) with exact-match accuracy on ``kv_arith_test`` (held-out keys),
     ``kv_arith_train_keys`` (D_C's keys, new expressions), ``arith`` (numeric) and
     ``kv_sub`` (held-out keys, ``k?`` queries), and the trainable parameter count. m_A and m_B
-    are evaluated as they are (no training on D_C); LoRA, CALM and CALM with an untrained m_A
-    see the same D_C batches for the same steps.
+    are evaluated as they are (no training on D_C); LoRA and the three CALM arms see the same
+    D_C batches for the same steps.
     """
     from .composition import CALM
+    from .kv_oracle import KVOracle
 
     pair = pretrain_pair(cfg, seed)
     data, bos = pair.data, len(VOCAB)
@@ -259,6 +293,7 @@ def compare_arms(cfg: KVConfig, seed: int, n_seeds: int) -> tuple[PretrainedPair
 
     rows: list[dict] = []
     base = {"m_A": evaluate(pair.augment), "m_B": evaluate(pair.anchor)}
+    oracle = KVOracle(data.values, cfg.value_range, n_layers=cfg.aug_layers)
     train = {"steps": cfg.compose_steps, "batch_size": cfg.compose_batch,
              "lr": cfg.compose_lr}
     for i in range(n_seeds):
@@ -266,13 +301,16 @@ def compare_arms(cfg: KVConfig, seed: int, n_seeds: int) -> tuple[PretrainedPair
         for arm in ("m_A", "m_B"):
             rows.append({"seed": s, "arm": arm, "trainable_params": 0, **base[arm]})
         calms = {}
-        for arm in ("calm", "calm_random_aug"):
-            aug = pair.augment if arm == "calm" else char_model(
-                cfg.aug_d_model, cfg.aug_layers, cfg.n_heads, 10_000 + s)
+        for arm in ("calm", "calm_random_aug", "calm_oracle"):
+            if arm == "calm_random_aug":  # null arm: m_A's architecture, never trained
+                aug = char_model(cfg.aug_d_model, cfg.aug_layers, cfg.n_heads, 10_000 + s)
+            else:
+                aug = pair.augment if arm == "calm" else oracle
             torch.manual_seed(s)
             calm = CALM(pair.anchor, aug, list(cfg.anchor_layers_composed),
                         list(cfg.augment_layers), n_heads=cfg.n_heads).train()
-            losses = train_on_examples(lambda x, y, c=calm: c(x, labels=y).loss,
+            # the targets of encode_examples are already next-token aligned: score the logits
+            losses = train_on_examples(lm_loss(lambda x, c=calm: c(x).logits),
                                        calm.trainable_parameters(), data.kv_arith_train, bos,
                                        seed=s, **train)
             calm.eval()
