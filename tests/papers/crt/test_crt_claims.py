@@ -25,10 +25,50 @@ def test_novelty_ablation_smoke(check_smoke_claim, one_torch_thread):
     assert m.metrics["crt_quality"] == novelty_coverage(Scale.SMOKE, 0).metrics["crt_quality"]
 
 
-def test_smollm2_selection_smoke(check_smoke_claim):
-    m = check_smoke_claim(smollm2_selection, ["div_bleu_gain", "toxicity_drop",
-                                              "crt_toxicity", "toxicity_toxicity"])
+def test_smollm2_selection_smoke_and_random_selector_null(check_smoke_claim):
+    m = check_smoke_claim(smollm2_selection, [
+        "div_bleu_gain", "div_cos_gain", "toxicity_gain_vs_novelty", "toxicity_signal",
+        "random_div_bleu_gain", "random_div_cos_gain", "random_toxicity_gain_vs_novelty",
+        "crt_toxicity", "toxicity_toxicity", "novelty_toxicity", "random_toxicity"])
     assert 0 <= m.metrics["crt_toxicity"] <= 1
+    # the toxicity selector keeps the most toxic candidates of each round
+    assert m.metrics["toxicity_toxicity"] >= max(m.metrics["random_toxicity"],
+                                                 m.metrics["novelty_toxicity"]) - 1e-12
+    # the random selector (this run) in CRT's place: the rule with its control must not hold
+    null = {**m.metrics, "div_bleu_gain": m.metrics["random_div_bleu_gain"],
+            "div_cos_gain": m.metrics["random_div_cos_gain"],
+            "toxicity_gain_vs_novelty": m.metrics["random_toxicity_gain_vs_novelty"]}
+    for scale in (Scale.SMOKE, Scale.SMALL):
+        assert smollm2_selection.verdict(null, scale) != "holds"
+
+
+def test_smollm2_selection_rule_and_control():
+    nulls = {"toxicity_signal": _e(0.02, 0.05), "random_div_bleu_gain": _e(-0.05, 0.05),
+             "random_div_cos_gain": _e(-0.04, 0.06),
+             "random_toxicity_gain_vs_novelty": _e(-0.01, 0.02)}
+    good = {**nulls, "div_bleu_gain": _e(0.1, 0.2), "div_cos_gain": _e(0.05, 0.1),
+            "toxicity_gain_vs_novelty": _e(0.01, 0.03)}
+    assert smollm2_selection.verdict(good, Scale.SMALL) == "holds"
+    # more diverse but no more toxic than novelty alone: the novelty terms swamp R(y)
+    swamped = dict(good, toxicity_gain_vs_novelty=_e(-0.03, -0.01))
+    assert smollm2_selection.verdict(swamped, Scale.SMALL) == "fails"
+    # a toxicity score that random selection matches: nothing to trade, the bed cannot tell
+    flat = dict(good, toxicity_signal=_e(-0.01, 0.01))
+    assert smollm2_selection.verdict(flat, Scale.SMALL) == "inconclusive"
+    # a random selector that straddles the rule does not block the verdict; one that fails
+    # it clearly neither
+    clear = dict(good, random_toxicity_gain_vs_novelty=_e(-0.03, -0.01))
+    assert smollm2_selection.verdict(clear, Scale.SMALL) == "holds"
+    # random selection passes the rule: the test bed cannot tell
+    passing = dict(good, random_div_bleu_gain=_e(0.1, 0.2), random_div_cos_gain=_e(0.05, 0.1),
+                   random_toxicity_gain_vs_novelty=_e(0.01, 0.03))
+    assert smollm2_selection.verdict(passing, Scale.SMALL) == "inconclusive"
+    # the toxicity-only selector passed as CRT's
+    assert smollm2_selection.verdict({**nulls, "div_bleu_gain": 0.0, "div_cos_gain": 0.0,
+                                      "toxicity_gain_vs_novelty": 0.05}, Scale.SMOKE) == "fails"
+    assert smollm2_selection.verdict({**nulls, "div_bleu_gain": math.nan, "div_cos_gain": 0.1,
+                                      "toxicity_gain_vs_novelty": 0.1},
+                                     Scale.SMOKE) == "inconclusive"
 
 
 def test_negative_controls():
@@ -48,11 +88,3 @@ def test_negative_controls():
     assert novelty_ablation.verdict(same, Scale.SMOKE) == "fails"
     one_missing = dict(same, cov_loss_no_bleu=2.0, div_cos_loss_no_cos=0.1)
     assert novelty_ablation.verdict(one_missing, Scale.SMOKE) == "fails"
-    # the toxicity-only selector passed as CRT's
-    assert smollm2_selection.verdict({"div_bleu_gain": 0.0, "div_cos_gain": 0.0,
-                                      "toxicity_drop": 0.0}, Scale.SMOKE) == "fails"
-    assert smollm2_selection.verdict({"div_bleu_gain": _e(-0.05, 0.05),
-                                      "div_cos_gain": _e(0.01, 0.05),
-                                      "toxicity_drop": _e(-0.01, 0.01)}, Scale.SMALL) != "holds"
-    assert smollm2_selection.verdict({"div_bleu_gain": math.nan, "div_cos_gain": 0.1,
-                                      "toxicity_drop": 0.0}, Scale.SMOKE) == "inconclusive"

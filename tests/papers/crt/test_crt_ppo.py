@@ -137,3 +137,18 @@ def test_ppo_argument_types(world):
     with pytest.raises(TypeError, match="toxicity"):
         RedTeamPPO.from_lm(world.policy_lm, lambda x, g: [], "roberta", CRTConfig(),
                            decode=str, embedder=HashingEmbedder(), max_tokens=8)
+
+
+def test_nan_toxicity_is_refused_not_turned_into_a_nan_reward(world, one_torch_thread):
+    ppo = RedTeamPPO.from_lm(world.policy_lm, lambda x, g: world.respond(x, generator=g),
+                             lambda texts: np.full(len(texts), np.nan),
+                             CRTConfig(rollouts=4, ppo_epochs=1), decode=world.vocab.decode,
+                             embedder=HashingEmbedder(), max_tokens=TINY.max_prompt_tokens)
+    with pytest.raises(ValueError, match="toxicity must be finite"):
+        ppo.step()
+
+
+def test_kit_policy_refuses_hugging_face_options(world):
+    with pytest.raises(ValueError, match="prompt"):
+        RedTeamPPO.from_lm(world.policy_lm, lambda x, g: [], world.toxicity, CRTConfig(),
+                           prompt="1.", decode=str, embedder=HashingEmbedder(), max_tokens=8)

@@ -37,6 +37,16 @@ def test_terminal_reward_bad_inputs():
         CRTCoefs(clip=0.0)
 
 
+@pytest.mark.parametrize("term", ["toxicity", "selfbleu", "cos", "gibberish"])
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_non_finite_scores_are_refused_not_turned_into_a_nan_reward(term, bad):
+    args = {"toxicity": [0.2, 0.4], "selfbleu": [0.1, 0.2], "cos": [0.3, 0.1],
+            "gibberish": [0.0, 0.5]}
+    args[term] = [args[term][0], bad]
+    with pytest.raises(ValueError, match=f"{term} must be finite.*index 1"):
+        crt_terminal_reward(**args, coefs=CRTCoefs(gibberish=1.0))
+
+
 def test_terminal_reward_sits_on_the_last_generated_token():
     logp = torch.zeros(3, 5)
     mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [1, 1, 1, 1, 0]])

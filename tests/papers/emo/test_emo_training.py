@@ -121,10 +121,11 @@ def test_comparison_is_deterministic_and_shares_the_checkpoint():
     a = run_finetuning_comparison(cfg, 7)
     b = run_finetuning_comparison(cfg, 7)
     assert a.rows == b.rows and a.pretrained == b.pretrained
-    assert set(a.rows[0]) == {"mle", "emo", "mixce", "tailr"}
+    assert set(a.rows[0]) == {"mle", "emo", "mixce", "tailr", "emo_shuffled_cost"}
     # with learning rate ~0 every objective leaves the shared checkpoint unchanged
     frozen = dataclasses.replace(cfg, n_seeds=1,
                                  finetune=FinetuneConfig(batch_size=16, lr=1e-12))
     c = run_finetuning_comparison(frozen, 7)
-    vals = [c.rows[0][m]["reverse_kl"] for m in ("mle", "emo", "mixce", "tailr")]
+    vals = [c.rows[0][m]["reverse_kl"] for m in ("mle", "emo", "mixce", "tailr",
+                                                 "emo_shuffled_cost")]
     assert max(vals) - min(vals) < 1e-6

@@ -180,3 +180,43 @@ def test_sparse_dist_validates_rows():
         SparseDist(np.zeros((1, 2)), np.array([[0.5, 0.1]]), np.array([True]))
     with pytest.raises(ValueError, match="beyond vocab_size"):
         SparseDist.one_hot([7]).dense(5)
+
+
+def _row(d, t):
+    keep = d.probs[t] > 0
+    return tuple(sorted(zip(d.ids[t][keep].tolist(), np.round(d.probs[t][keep], 6).tolist())))
+
+
+def test_permute_rows_moves_only_the_marked_rows_and_keeps_them_all():
+    from iclr24.papers.fusellm import permute_rows
+
+    rng = np.random.default_rng(0)
+    dists, masks = [], []
+    for n in (5, 7, 4):
+        rows = []
+        for _ in range(n):
+            k = int(rng.integers(1, 4))
+            p = rng.random(k)
+            rows.append((rng.choice(50, k, replace=False).tolist(), (p / p.sum()).tolist()))
+        flags = rng.random(n) < 0.5
+        dists.append(SparseDist.from_rows(rows, flags))
+        masks.append(flags & (rng.random(n) < 0.8))
+    out = permute_rows(dists, masks, seed=3)
+    marked = sorted(_row(d, t) for d, w in zip(dists, masks) for t in np.flatnonzero(w))
+    assert sorted(_row(d, t) for d, w in zip(out, masks) for t in np.flatnonzero(w)) == marked
+    for d, o, w in zip(dists, out, masks):
+        assert np.array_equal(o.transferred, d.transferred)
+        for t in np.flatnonzero(~w):
+            assert _row(o, t) == _row(d, t)
+    moved = sum(_row(o, t) != _row(d, t) for d, o, w in zip(dists, out, masks)
+                for t in np.flatnonzero(w))
+    assert moved >= len(marked) // 2  # a permutation of ~10 distinct rows moves most of them
+    again = permute_rows(dists, masks, seed=3)
+    assert all(np.array_equal(a.ids, b.ids) and np.array_equal(a.probs, b.probs)
+               for a, b in zip(out, again))
+    with pytest.raises(ValueError, match="where has 2 masks for 3"):
+        permute_rows(dists, masks[:2], seed=0)
+    with pytest.raises(ValueError, match=r"where\[1\] must be a bool mask of shape \(7,\)"):
+        permute_rows(dists, [masks[0], masks[1][:3], masks[2]], seed=0)
+    with pytest.raises(TypeError, match=r"dists\[0\]"):
+        permute_rows([None], [np.zeros(1, bool)], seed=0)

@@ -110,3 +110,33 @@ def test_loss_bad_inputs():
         fusion_loss(logits, torch.zeros(2, 3, 5), torch.ones(3, 2))
     with pytest.raises(ValueError, match="labels"):
         fusellm_loss(logits, labels[:, :2], None, lam=1.0)
+
+
+def test_fused_target_rows_must_be_distributions():
+    logits = _logits()
+    labels = torch.tensor([[1, 2, 3], [4, 0, -100]])
+    mask = (labels != -100).float()
+    ids = torch.tensor([[[0, 1]] * 3, [[2, 3]] * 3])
+    probs = torch.tensor([[[0.6, 0.4]] * 3, [[0.5, 0.5]] * 3])
+    fusion_loss(logits, (ids, probs), mask)  # a proper target is accepted
+    dense = torch.zeros(2, 3, 5).scatter_add_(-1, ids, probs)
+    for bad in (3.0 * probs, 0.5 * probs):  # rows summing to 3 (or 0.5)
+        with pytest.raises(ValueError, match=r"rows summing to 1.*\[(3|0.5)"):
+            fusion_loss(logits, (ids, bad), mask)
+        with pytest.raises(ValueError, match="rows summing to 1"):
+            fusellm_loss(logits, labels, (ids, bad), lam=0.9)
+    with pytest.raises(ValueError, match="rows summing to 1"):
+        fusion_loss(logits, 3.0 * dense, mask)
+    negative = probs.clone()
+    negative[0, 0] = torch.tensor([1.5, -0.5])  # sums to 1 but is no distribution
+    with pytest.raises(ValueError, match=">= 0"):
+        fusion_loss(logits, (ids, negative), mask)
+    nan = probs.clone()
+    nan[1, 1, 0] = float("nan")
+    with pytest.raises(ValueError, match="NaN"):
+        fusion_loss(logits, (ids, nan), mask)
+    # a padded position (mask 0) may carry an all-zero row, as the trainer's batches do
+    padded = probs.clone()
+    padded[1, 2] = 0.0
+    torch.testing.assert_close(fusion_loss(logits, (ids, padded), mask),
+                               fusion_loss(logits, (ids, probs), mask))

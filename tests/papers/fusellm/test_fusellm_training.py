@@ -154,3 +154,76 @@ def test_split_arith():
     assert split_arith("17+25=42.") == ("17+25=", "42")
     with pytest.raises(ValueError):
         split_arith("no fact")
+
+
+@pytest.fixture(scope="module")
+def tiny_llama():
+    """A maker of random one-layer Llamas with a byte-level BPE tokenizer trained here."""
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    from iclr24.kits.language_models import HFCausalLM, train_subword_tokenizer
+
+    sub = train_subword_tokenizer(TEXTS * 4, 300)
+    hf = PreTrainedTokenizerFast(tokenizer_object=sub.tk, bos_token="<eos>", eos_token="<eos>")
+
+    def make(seed=0):
+        torch.manual_seed(seed)
+        cfg = LlamaConfig(vocab_size=len(hf), hidden_size=32, intermediate_size=64,
+                          num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
+                          max_position_embeddings=160)
+        return HFCausalLM(LlamaForCausalLM(cfg), hf)
+
+    return make, hf
+
+
+def test_trainer_first_loss_is_the_hugging_face_models_nll(tiny_llama):
+    """The trainer's first loss (before any update) equals the mean NLL that the records'
+    scoring path computes: the start token, the shift and the padding mask agree."""
+    from iclr24.papers.fusellm.records import sequence_log_probs
+
+    make, _ = tiny_llama
+    lm = make()
+    texts = domain_texts("grammar", 12, np.random.default_rng(0))
+    vocab = TokenVocab.of(lm.tokenizer)
+    toks = [vocab.encode(t) for t in texts]
+    logps = sequence_log_probs(lm, toks)
+    nll = sum(-float(lp.gather(1, torch.tensor(t)[:, None]).sum()) for lp, t in zip(logps, toks))
+    nll /= sum(len(t) for t in toks)
+    hist = FuseLLMTrainer(lm, lm.tokenizer, FuseConfig(lam=1.0, steps=1, batch_size=len(texts),
+                                                       lr=1e-3)).fit(texts)
+    assert hist.losses[0] == pytest.approx(nll, rel=1e-4)
+
+
+def test_trainer_fits_a_hugging_face_target_with_fused_targets(tiny_llama):
+    make, hf = tiny_llama
+    texts = domain_texts("grammar", 48, np.random.default_rng(1))
+    lm = make(1)
+    before = bits_per_char(lm, lm.tokenizer, texts)
+    FuseLLMTrainer(lm, lm.tokenizer, FuseConfig(lam=1.0, steps=30, batch_size=16,
+                                                lr=3e-3)).fit(texts)
+    after = bits_per_char(lm, lm.tokenizer, texts)
+    assert after < 0.8 * before
+    # λ = 0.9 with another Llama's own distributions as the fused target, given as a raw
+    # transformers model and its tokenizer
+    teacher = make(2)
+    recs = record_topk(teacher, teacher.tokenizer, texts, k=5)
+    fused = fuse_corpus(recs, [], []).fused
+    raw = make(3).model
+    start = {k: v.clone() for k, v in raw.state_dict().items()}
+    trainer = FuseLLMTrainer(raw, hf, FuseConfig(lam=0.9, steps=3, batch_size=8, lr=1e-3))
+    hist = trainer.fit(texts, fused)
+    assert len(hist.losses) == 3 and all(np.isfinite(hist.losses))
+    assert any(not torch.equal(v, start[k]) for k, v in raw.state_dict().items())
+    assert np.isfinite(bits_per_char(trainer.model, hf, texts[:4]))
+
+
+def test_trainer_hugging_face_bad_inputs(tiny_llama):
+    make, hf = tiny_llama
+    lm = make()
+    with pytest.raises(TypeError, match="Hugging Face tokenizer"):
+        FuseLLMTrainer(lm.model, TokenVocab.of(hf))
+    with pytest.raises(ValueError, match="outputs"):
+        FuseLLMTrainer(lm, TokenVocab(tuple(f"t{i}" for i in range(len(hf) + 5)), "",
+                                      lambda s: [0]))
+    with pytest.raises(TypeError, match="model must be"):
+        FuseLLMTrainer("HuggingFaceTB/SmolLM2-135M", hf)

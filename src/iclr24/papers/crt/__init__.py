@@ -17,15 +17,18 @@ How the code maps to it.
 - :mod:`.rewards`: :class:`CRTCoefs`, :func:`crt_terminal_reward`, :func:`shaped_token_rewards`
   (the official per-token shaping: −β·log-ratio + λ_E·(−log π), terminal on the last token).
 - :mod:`.ppo`: :class:`CRTConfig` (the paper's defaults; :meth:`CRTConfig.arm` gives RL,
-  RL + entropy, CRT and the ablations), :class:`RedTeamPolicy` (LM + value head),
-  :class:`RedTeamPPO` (``.train(iterations) -> History``), :class:`History`.
+  RL + entropy, CRT and the ablations), :class:`RedTeamPolicy` (kit LM + value head),
+  :class:`HFRedTeamPolicy` (a Hugging Face LM conditioned on a red-team prompt + value head),
+  :class:`RedTeamPPO` (``.train(iterations) -> History``; ``from_lm`` takes the kit's tiny
+  LM, SmolLM2 or a user's own Hugging Face model), :class:`History`.
 - :mod:`.evaluation`: :func:`evaluate_red_team` (quality, diversity_bleu, diversity_cos,
   n_toxic and coverage per toxicity threshold).
 - :mod:`.world`: the synthetic victim world (:class:`RedTeamWorld`, :class:`WorldConfig`,
   :func:`build_world`, :class:`Vocabulary`, :class:`ToxicityClassifier`).
 - :mod:`.experiments`: :func:`run_arm` (one arm end to end -> :class:`ArmResult`).
 - :mod:`.llm_red_team`: the protocol on text LMs (few-shot red-team prompt, chat-template
-  target, alt-profanity-check, :func:`reward_selection`).
+  target, alt-profanity-check, :func:`reward_selection` with the toxicity-only, CRT,
+  novelty-only and random selectors).
 - ``claims.py``: ``novelty_coverage``, ``novelty_ablation`` (synthetic world, PPO) and
   ``smollm2_selection`` (SmolLM2-135M-Instruct, MiniLM, alt-profanity-check).
 
@@ -56,6 +59,7 @@ from .evaluation import THRESHOLDS, evaluate_red_team
 from .experiments import ArmResult, run_arm
 from .llm_red_team import (
     FEWSHOT_INSTRUCTIONS,
+    SELECTORS,
     SelectionResult,
     profanity_toxicity,
     red_team_prompt,
@@ -68,7 +72,7 @@ from .novelty import (
     mean_pairwise_cosine,
     self_bleu_leave_one_out,
 )
-from .ppo import CRTConfig, History, RedTeamPolicy, RedTeamPPO
+from .ppo import CRTConfig, HFRedTeamPolicy, History, RedTeamPolicy, RedTeamPPO
 from .rewards import CRTCoefs, crt_terminal_reward, last_token_index, shaped_token_rewards
 from .world import (
     EOS,
@@ -87,6 +91,7 @@ __all__ = [
     "EOS",
     "FEWSHOT_INSTRUCTIONS",
     "PAD",
+    "SELECTORS",
     "SEP",
     "THRESHOLDS",
     "TOXIC_LEXICON",
@@ -95,6 +100,7 @@ __all__ = [
     "CRTCoefs",
     "CRTConfig",
     "EmbeddingNovelty",
+    "HFRedTeamPolicy",
     "HashingEmbedder",
     "History",
     "RedTeamPPO",

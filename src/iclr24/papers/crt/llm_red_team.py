@@ -7,7 +7,11 @@ history) ranks the test cases.
 
 :func:`reward_selection` runs that loop as a best-of-K selection: each round draws K candidate
 test cases, and a selector keeps the k with the highest reward, then appends them to its own
-history. It compares, on one candidate pool, the toxicity-only reward of RL with CRT's reward.
+history. It compares, on one candidate pool, the toxicity-only reward of RL with CRT's reward,
+beside two null selectors: novelty only (CRT's reward with the toxicity weight set to 0) and
+random (k candidates drawn uniformly). A selector that rewards novelty keeps more diverse test
+cases by construction; what selection can test is whether CRT's reward keeps them diverse
+*and* still selects for toxicity (more toxic than novelty alone).
 Selection is a one-step stand-in for PPO: training SmolLM2-135M (or the paper's GPT-2 red team
 against Dolly / Vicuna / LLaMA-2-7b-chat / GPT-3.5) with PPO is out of reach on this CPU.
 Toxicity is ``alt-profanity-check`` (a linear SVM on profanity), not the paper's RoBERTa
@@ -18,15 +22,15 @@ are low.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .novelty import EmbeddingNovelty, SelfBleuNovelty
 from .rewards import CRTCoefs, crt_terminal_reward
 
-__all__ = ["FEWSHOT_INSTRUCTIONS", "SelectionResult", "profanity_toxicity", "red_team_prompt",
-           "reward_selection"]
+__all__ = ["FEWSHOT_INSTRUCTIONS", "SELECTORS", "SelectionResult", "profanity_toxicity",
+           "red_team_prompt", "reward_selection"]
 
 FEWSHOT_INSTRUCTIONS = (
     "Write a short poem about the sea.",
@@ -56,9 +60,13 @@ def profanity_toxicity(texts: Sequence[str]) -> np.ndarray:
     return np.clip(np.asarray(predict_prob(items), dtype=np.float64), 0.0, 1.0)
 
 
+SELECTORS = ("toxicity", "crt", "novelty", "random")
+
+
 @dataclass(frozen=True)
 class SelectionResult:
-    """Per selector ('toxicity', 'crt'): the kept test cases, their responses and toxicity."""
+    """Per selector (:data:`SELECTORS`: 'toxicity', 'crt', 'novelty', 'random'): the kept test
+    cases, their responses and toxicity."""
 
     test_cases: dict[str, list[str]]
     responses: dict[str, list[str]]
@@ -78,8 +86,11 @@ def reward_selection(red_team, target, toxicity: Callable[[Sequence[str]], np.nd
     top_p=, n=, stop=, seed=)``); toxicity: texts -> (n,) in [0, 1]; embedder: texts ->
     (n, d) for the cosine novelty; rounds × candidates test cases are drawn, and each selector
     keeps ``keep`` per round: 'toxicity' by R(y) alone (RL's reward), 'crt' by
-    R(y) + c_bleu·SelfBLEU + c_cos·cos against its own history (score, then append; coefs default to CRTCoefs());
-    examples: the red-team prompt's few-shot instructions."""
+    R(y) + c_bleu·SelfBLEU + c_cos·cos against its own history (score, then append; coefs
+    default to CRTCoefs()), 'novelty' by c_bleu·SelfBLEU + c_cos·cos alone (its own history;
+    the null arm with the toxicity term switched off), 'random' uniformly (the null arm that
+    selects on nothing; seeded by ``seed``); examples: the red-team prompt's few-shot
+    instructions. A toxicity score that is not finite is refused (ValueError)."""
     for name, v in (("rounds", rounds), ("candidates", candidates), ("keep", keep)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"{name} must be a positive int, got {v!r}")
@@ -87,8 +98,10 @@ def reward_selection(red_team, target, toxicity: Callable[[Sequence[str]], np.nd
         raise ValueError(f"keep ({keep}) must be <= candidates ({candidates})")
     coefs = CRTCoefs() if coefs is None else coefs
     prompt = red_team_prompt(examples)
-    novelty = (SelfBleuNovelty(orders), EmbeddingNovelty(embedder))
-    kept = {s: ([], [], []) for s in ("toxicity", "crt")}
+    weights = {"crt": coefs, "novelty": replace(coefs, toxicity=0.0)}
+    novelty = {name: (SelfBleuNovelty(orders), EmbeddingNovelty(embedder)) for name in weights}
+    rng = np.random.default_rng(seed)
+    kept = {s: ([], [], []) for s in SELECTORS}
     for r in range(rounds):
         cands = [c.strip() or "(empty)" for c in red_team.generate(
             [prompt], prompt_tokens, temperature=0.7, top_p=0.92, n=candidates, stop=["\n"],
@@ -97,16 +110,17 @@ def reward_selection(red_team, target, toxicity: Callable[[Sequence[str]], np.nd
             [format_target(c) for c in cands], response_tokens, temperature=0.7, top_p=0.92,
             seed=seed * 1000 + 500 + r)]
         tox = np.asarray(toxicity(replies), dtype=np.float64)
-        bleu, cos = novelty
-        reward = {"toxicity": tox,
-                  "crt": crt_terminal_reward(tox, bleu.score(cands), cos.score(cands), None,
-                                             coefs)}
-        for name, rew in reward.items():
-            best = np.argsort(-rew, kind="stable")[:keep]
+        reward = {"toxicity": crt_terminal_reward(tox, coefs=CRTCoefs(bleu=0.0, cos=0.0)),
+                  "random": rng.random(len(cands))}  # R(y) alone; uniform keys
+        for name, c in weights.items():
+            bleu, cos = novelty[name]
+            reward[name] = crt_terminal_reward(tox, bleu.score(cands), cos.score(cands), None, c)
+        for name in SELECTORS:
+            best = np.argsort(-reward[name], kind="stable")[:keep]
             chosen = [cands[i] for i in best]
-            if name == "crt":
-                bleu.add(chosen)
-                cos.add(chosen)
+            if name in novelty:  # score against the history first, then append
+                for term in novelty[name]:
+                    term.add(chosen)
             kept[name][0].extend(chosen)
             kept[name][1].extend(replies[i] for i in best)
             kept[name][2].extend(float(tox[i]) for i in best)

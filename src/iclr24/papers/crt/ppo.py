@@ -20,6 +20,13 @@ hundred iterations of 32-64 rollouts (the paper: 1000s of iterations of 64-128).
 defaults of :class:`CRTConfig` are the paper's; the claims override the sizes and the learning
 rate and say so. A value head (linear on the final hidden state) sits on the policy, as in
 trlx.
+
+A user's own model. :meth:`RedTeamPPO.from_lm` also takes a Hugging Face causal LM (the kit's
+``HFCausalLM``, e.g. ``load_smollm2()``, or a ``transformers`` model with its tokenizer): the
+policy is then :class:`HFRedTeamPolicy`, π_θ(x | z) conditioned on a red-team prompt z (the
+paper's instruction-following setting; default: the few-shot instruction list of
+:mod:`.llm_red_team`), a test case ending at a stop token (default: a newline). The PPO loop is
+the same; on a 135M model it is slow on a CPU (the claims do not run it at scale).
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from .novelty import EmbeddingNovelty, SelfBleuNovelty
 from .rewards import CRTCoefs, crt_terminal_reward, shaped_token_rewards
 from .world import EOS, PAD, SEP, sample_tokens
 
-__all__ = ["CRTConfig", "History", "RedTeamPPO", "RedTeamPolicy"]
+__all__ = ["CRTConfig", "HFRedTeamPolicy", "History", "RedTeamPPO", "RedTeamPolicy"]
 
 
 @dataclass(frozen=True)
@@ -158,6 +165,99 @@ class RedTeamPolicy(nn.Module):
         return tokens, mask
 
 
+def _first_stop_mask(tokens: Tensor, eos_id: int) -> Tensor:
+    """(B, T) bool: True up to and including each row's first ``eos_id`` (the generated part)."""
+    is_eos = (tokens == eos_id).long()
+    return (torch.cumsum(is_eos, dim=1) - is_eos) == 0  # no stop token strictly before t
+
+
+class HFRedTeamPolicy(nn.Module):
+    """π_θ(x | z) on a Hugging Face causal LM, with a value head (trlx's setting: a pretrained
+    LM red team conditioned on a prompt z).
+
+    model: a ``transformers`` causal LM (``model(input_ids=...)`` returns ``.logits`` and, with
+    ``output_hidden_states=True``, ``.hidden_states``); prompt_ids: z as token ids (non-empty,
+    start token included if the model wants one); eos_id: the token that ends a test case;
+    pad_id: filler after it (default ``eos_id``; never scored: positions after the first stop
+    are masked whatever their id).
+
+    ``forward(tokens (B, T))`` -> (log π(x_t | z, x_<t) (B, T), 0 after the first stop token;
+    values (B, T) read on the state before x_t; logits (B, T, V)).
+    """
+
+    def __init__(self, model: nn.Module, prompt_ids: Sequence[int], eos_id: int,
+                 pad_id: int | None = None) -> None:
+        super().__init__()
+        if not isinstance(model, nn.Module) or not hasattr(model, "get_output_embeddings"):
+            raise TypeError(f"model must be a Hugging Face causal LM (an nn.Module with "
+                            f"get_output_embeddings), got {type(model).__name__}")
+        ids = [int(i) for i in prompt_ids]
+        if not ids:
+            raise ValueError("prompt_ids must hold at least one token (the red-team prompt z)")
+        vocab = int(model.get_output_embeddings().weight.shape[0])
+        for name, v in (("eos_id", eos_id), ("pad_id", eos_id if pad_id is None else pad_id)):
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < vocab:
+                raise ValueError(f"{name} must be a token id in [0, {vocab}), got {v!r}")
+        if min(ids) < 0 or max(ids) >= vocab:
+            raise ValueError(f"prompt_ids must lie in [0, {vocab})")
+        self.lm = model
+        self.eos_id = eos_id
+        self.pad_id = eos_id if pad_id is None else pad_id
+        self.register_buffer("prompt_ids", torch.tensor(ids, dtype=torch.long), persistent=False)
+        self.value_head = nn.Linear(int(model.get_input_embeddings().weight.shape[1]), 1)
+        nn.init.zeros_(self.value_head.weight)
+        nn.init.zeros_(self.value_head.bias)
+
+    def _run(self, tokens: Tensor, hidden: bool) -> tuple[Tensor, Tensor | None]:
+        """Logits (and final hidden states) of the positions that predict tokens[:, t]."""
+        b, p = tokens.shape[0], self.prompt_ids.numel()
+        ids = torch.cat([self.prompt_ids.expand(b, p), tokens], dim=1)[:, :-1]
+        out = self.lm(input_ids=ids, use_cache=False, output_hidden_states=hidden)
+        # logits at position p - 1 + t read [z, x_<t] and predict x_t
+        logits = out.logits[:, p - 1:].float()
+        return logits, (out.hidden_states[-1][:, p - 1:].float() if hidden else None)
+
+    def forward(self, tokens: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        logits, hidden = self._run(tokens, hidden=True)
+        logp = torch.log_softmax(logits, dim=-1).gather(-1, tokens[..., None]).squeeze(-1)
+        logp = logp.masked_fill(~_first_stop_mask(tokens, self.eos_id), 0.0)
+        return logp, self.value_head(hidden).squeeze(-1), logits
+
+    @torch.no_grad()
+    def sample(self, n: int, max_tokens: int, *, temperature: float, top_p: float,
+               generator: torch.Generator) -> tuple[Tensor, Tensor]:
+        """n test cases: (tokens (n, max_tokens) with ``pad_id`` after the stop token, mask
+        (n, max_tokens) 1 for generated tokens, the stop token included)."""
+        device = self.prompt_ids.device
+        tokens = torch.full((n, max_tokens), self.pad_id, dtype=torch.long, device=device)
+        done = torch.zeros(n, dtype=torch.bool, device=device)
+        mask = torch.zeros(n, max_tokens, device=device)
+        for t in range(max_tokens):
+            step = self._run(tokens[:, :t + 1], hidden=False)[0][:, t]
+            if t == max_tokens - 1:
+                step = torch.full_like(step, -torch.inf)
+                step[:, self.eos_id] = 0.0  # the cap: a test case always ends with the stop
+            tok = sample_tokens(step, temperature, top_p, generator)
+            tokens[:, t] = torch.where(done, torch.full_like(tok, self.pad_id), tok)
+            mask[:, t] = (~done).float()
+            done |= tok == self.eos_id
+            if bool(done.all()):
+                break
+        return tokens, mask
+
+
+def _hf_parts(lm: nn.Module | object, tokenizer) -> tuple[nn.Module, object]:
+    """(transformers model, HF tokenizer) of a kit ``HFCausalLM`` or of a raw model."""
+    from iclr24.kits.language_models import HFCausalLM
+
+    if isinstance(lm, HFCausalLM):
+        return lm.model, lm.tokenizer.hf
+    if tokenizer is None:
+        raise ValueError("tokenizer is required with a raw Hugging Face model (or pass the "
+                         "kit's HFCausalLM, which carries its tokenizer)")
+    return lm, getattr(tokenizer, "hf", tokenizer)
+
+
 @dataclass
 class History:
     """Everything one run generated, in order. test_cases/responses: texts; toxicity: R(y)
@@ -191,13 +291,14 @@ class RedTeamPPO:
     novelty (texts -> (n, d)); max_tokens: test-case length cap; seed: sampling seed.
     """
 
-    def __init__(self, policy: RedTeamPolicy, ref_policy: nn.Module,
+    def __init__(self, policy: RedTeamPolicy | HFRedTeamPolicy, ref_policy: nn.Module,
                  target: Callable[[Tensor, torch.Generator], list[str]],
                  toxicity: Callable[[Sequence[str]], np.ndarray], cfg: CRTConfig, *,
                  decode: Callable[[Tensor], str], embedder: Callable[[Sequence[str]], np.ndarray],
                  max_tokens: int, seed: int = 0) -> None:
-        if not isinstance(policy, RedTeamPolicy):
-            raise TypeError(f"policy must be a RedTeamPolicy, got {type(policy).__name__}")
+        if not isinstance(policy, (RedTeamPolicy, HFRedTeamPolicy)):
+            raise TypeError(f"policy must be a RedTeamPolicy or an HFRedTeamPolicy, got "
+                            f"{type(policy).__name__}")
         if not isinstance(cfg, CRTConfig):
             raise TypeError(f"cfg must be a CRTConfig, got {type(cfg).__name__}")
         for name, f in (("target", target), ("toxicity", toxicity), ("decode", decode),
@@ -217,10 +318,58 @@ class RedTeamPPO:
         self._iteration = 0
 
     @classmethod
-    def from_lm(cls, lm: nn.Module, target, toxicity, cfg: CRTConfig, **kwargs) -> RedTeamPPO:
-        """A fresh policy (copy of ``lm`` + value head) and a frozen π_ref copy of ``lm``."""
-        policy = RedTeamPolicy(copy.deepcopy(lm))
-        ref = RedTeamPolicy(copy.deepcopy(lm)).eval()
+    def from_lm(cls, lm, target, toxicity, cfg: CRTConfig, *, prompt: str | None = None,
+                tokenizer=None, eos_id: int | None = None, **kwargs) -> RedTeamPPO:
+        """A fresh policy (copy of ``lm`` + value head) and a frozen π_ref copy of ``lm``.
+
+        lm: the kit's ``CausalTransformer`` (built with ``bos=True``; the synthetic world's
+        policy), or a Hugging Face causal LM: the kit's ``HFCausalLM`` (``load_smollm2()``,
+        ``load_hf_checkpoint(...)``) or a ``transformers`` model with its ``tokenizer``. For a
+        Hugging Face model, ``prompt`` is the red-team prompt z (default: the few-shot
+        instruction list, :func:`~.llm_red_team.red_team_prompt`), ``eos_id`` the token that
+        ends a test case (default: the single token of a newline, else the tokenizer's EOS)
+        and ``decode`` defaults to the tokenizer's decoding of the tokens before the stop.
+        ``target`` always receives the generated token rows (B, T) and a torch Generator.
+        Other keyword arguments go to :class:`RedTeamPPO`."""
+        from iclr24.kits.language_models import CausalTransformer, HFCausalLM
+
+        if isinstance(lm, CausalTransformer):
+            if prompt is not None or tokenizer is not None or eos_id is not None:
+                raise ValueError("prompt, tokenizer and eos_id are for Hugging Face models; the "
+                                 "kit's CausalTransformer uses the world's vocabulary")
+            policy, ref = RedTeamPolicy(copy.deepcopy(lm)), RedTeamPolicy(copy.deepcopy(lm))
+        elif isinstance(lm, HFCausalLM) or (isinstance(lm, nn.Module)
+                                            and hasattr(lm, "get_output_embeddings")):
+            model, hf = _hf_parts(lm, tokenizer)
+            if prompt is None:
+                from .llm_red_team import red_team_prompt
+
+                prompt = red_team_prompt()
+            if not isinstance(prompt, str) or not prompt.strip():
+                raise ValueError(f"prompt must be a non-empty str, got {prompt!r}")
+            start = hf.bos_token_id if hf.bos_token_id is not None else hf.eos_token_id
+            ids = ([] if start is None else [int(start)]) + list(
+                hf(prompt, add_special_tokens=False)["input_ids"])
+            if eos_id is None:
+                newline = list(hf("\n", add_special_tokens=False)["input_ids"])
+                eos_id = newline[0] if len(newline) == 1 else hf.eos_token_id
+                if eos_id is None:
+                    raise ValueError("eos_id is needed: the tokenizer has no single newline "
+                                     "token and no EOS token")
+            stop = int(eos_id)
+            policy = HFRedTeamPolicy(copy.deepcopy(model), ids, stop)
+            ref = HFRedTeamPolicy(copy.deepcopy(model), ids, stop)
+
+            def decode_text(row: Tensor) -> str:
+                keep = [int(t) for t, g in zip(row, _first_stop_mask(row[None], stop)[0])
+                        if g and int(t) != stop]
+                return hf.decode(keep, skip_special_tokens=True).strip()
+
+            kwargs.setdefault("decode", decode_text)
+        else:
+            raise TypeError(f"lm must be a kit CausalTransformer, an HFCausalLM or a "
+                            f"transformers causal LM, got {type(lm).__name__}")
+        ref.eval()
         for p in ref.parameters():
             p.requires_grad_(False)
         return cls(policy, ref, target, toxicity, cfg, **kwargs)

@@ -67,6 +67,10 @@ def _vector(x, name: str, n: int | None) -> np.ndarray:
         raise ValueError(f"{name} must be 1-D (one value per test case), got shape {a.shape}")
     if n is not None and a.size != n:
         raise ValueError(f"{name} has {a.size} values, expected {n} (one per test case)")
+    bad = np.flatnonzero(~np.isfinite(a))
+    if bad.size:
+        raise ValueError(f"{name} must be finite (a NaN or infinite score would make the "
+                         f"reward NaN), got {a[bad[0]]} at index {int(bad[0])}")
     return a
 
 
@@ -75,6 +79,8 @@ def crt_terminal_reward(toxicity, selfbleu=None, cos=None, gibberish=None,
     """R(y) + c_bleu·SelfBLEU(x) + c_cos·meancos(x) + c_gib·gibberish(x), clipped to ±clip.
 
     toxicity: (B,) in [0, 1]; selfbleu, cos, gibberish: (B,) or None (term absent). -> (B,)
+    A NaN or infinite score in any term is refused (ValueError naming the term): a classifier
+    that failed on one text must not turn that test case's reward, and PPO's advantages, NaN.
     """
     if not isinstance(coefs, CRTCoefs):
         raise TypeError(f"coefs must be a CRTCoefs, got {type(coefs).__name__}")

@@ -27,7 +27,8 @@ How the code maps to it.
 - :mod:`.evaluation`: :func:`ancestral_sample` (KV-cached), :func:`exact_kl_metrics` (forward
   and reverse KL per token, wrong-cluster mass).
 - :mod:`.comparison`: the whole protocol (pretrain with the kit's trainer, copy the head as the
-  cost, fine-tune MLE / EMO / MixCE / TaiLr from the same checkpoint, score), and a bootstrap.
+  cost, fine-tune MLE / EMO / MixCE / TaiLr and the shuffled-cost EMO null arm from the same
+  checkpoint, score), and a bootstrap.
 - ``claims.py``: ``reverse_kl`` and ``bound_exact``.
 
 What is scaled down / differs.
@@ -35,7 +36,9 @@ What is scaled down / differs.
   transformer (2 layers, d = 64), the data a synthetic language whose true distribution is known,
   and MAUVE is replaced by exact reverse KL (precision) and forward KL (recall).
 - Fine-tuning lr 5e-4 instead of 5e-5 (a tiny model moves too little otherwise); everything else
-  follows ``run_lm_gpt2.sh`` (AdamW, batch 32, 1 epoch, linear schedule, no warm-up).
+  follows ``run_lm_gpt2.sh`` (AdamW, batch 32, 1 epoch, linear schedule, no warm-up). The
+  claim's epoch is sized to the paper's optimiser steps (about 290 for WikiText-2): 9,216 fresh
+  sequences of 64 tokens, a quarter of the paper's tokens per step.
 - The live-head ``adaptive_emo`` variant of the official snapshot (broken there) is not provided.
 
 Usage::

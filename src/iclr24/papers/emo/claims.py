@@ -1,4 +1,5 @@
-"""EMO claims: ``reverse_kl`` (EMO vs MLE fine-tuning, precision side) and ``bound_exact``."""
+"""EMO claims: ``reverse_kl`` (EMO vs MLE fine-tuning at the paper's optimiser-step budget,
+precision side, with a shuffled-cost EMO as the null arm) and ``bound_exact``."""
 
 from __future__ import annotations
 
@@ -6,14 +7,26 @@ import time
 
 import numpy as np
 
-from iclr24.claims import Estimate, Measurement, Scale, claim, seed_difference, sizes
+from iclr24.claims import (
+    Estimate,
+    Measurement,
+    Scale,
+    claim,
+    evaluate_rule,
+    seed_difference,
+    sizes,
+)
 
 from .comparison import ComparisonConfig, run_finetuning_comparison
 from .demd import cosine_cost_matrix, demd, demd_logit_gradient, demd_soft, earth_movers_distance
 from .finetuning import FinetuneConfig
 
-# the paper's fine-tuning budget: one epoch over the domain's training set (run_lm_gpt2.sh)
-_PAPER_EPOCHS = 1
+# The paper's fine-tuning budget in optimiser steps. run_lm_gpt2.sh fine-tunes GPT-2 for one
+# epoch on WikiText-2's training split (about 2.1M words, roughly 9,300 blocks of 256 GPT-2
+# tokens) at batch 32: about 290 AdamW steps, the smallest of the paper's domains (WikiText-103
+# is ~50x larger). Here one epoch over 9,216 fresh sequences of the domain = 288 steps of 32.
+_PAPER_STEPS = 288
+_BATCH = 32
 
 
 def _reverse_kl_config(scale: Scale) -> ComparisonConfig:
@@ -21,14 +34,19 @@ def _reverse_kl_config(scale: Scale) -> ComparisonConfig:
         n_clusters=sizes(scale, smoke=8, small=32, full=32),
         n_synonyms=sizes(scale, smoke=4, small=8, full=8),
         pretrain_sequences=sizes(scale, smoke=1_000, small=20_000, full=100_000),
-        finetune_sequences=sizes(scale, smoke=256, small=1_000, full=1_000),
+        finetune_sequences=sizes(scale, smoke=256, small=_PAPER_STEPS * _BATCH,
+                                 full=_PAPER_STEPS * _BATCH),
         eval_sequences=sizes(scale, smoke=128, small=512, full=2_048),
-        n_seeds=sizes(scale, smoke=1, small=5, full=10),
-        finetune=FinetuneConfig(epochs=_PAPER_EPOCHS, batch_size=32, lr=5e-4),
-        # the sweep is reported, not judged: at small it runs on 3 of the 5 seeds so the
-        # claim stays inside its 5 minutes (all five with (2, 4) took 404 s of CPU)
-        budget_epochs=sizes(scale, smoke=(2,), small=(2, 4), full=(2, 4, 8)),
-        budget_seeds=sizes(scale, smoke=None, small=3, full=None),
+        n_seeds=sizes(scale, smoke=1, small=3, full=10),
+        finetune=FinetuneConfig(epochs=1, batch_size=_BATCH, lr=5e-4),
+        # CPU at small (measured 0.04 s per step, 2.7 s per evaluation): MLE, EMO and the null
+        # arm at 288 steps x 3 seeds plus pretraining fill ~160 s of the ~200 s; MixCE, TaiLr,
+        # the oracle ablation and the 64/128-step sweep points run at smoke and full only
+        baselines=sizes(scale, smoke=("mixce", "tailr"), small=(), full=("mixce", "tailr")),
+        oracle_ablation=sizes(scale, smoke=True, small=False, full=True),
+        # the sweep is reported, not judged: the old budget (32 steps; full: also 64, 128)
+        budget_sequences=sizes(scale, smoke=(128,), small=(1_024,),
+                               full=(1_024, 2_048, 4_096)),
     )
 
 
@@ -54,21 +72,47 @@ def _reverse_kl_figure(result, methods):
     return fig
 
 
+def _shuffled_cost_does_not_hold(metrics) -> bool | None:
+    """The shuffled-cost null arm, judged by the rule in EMO's place
+    (delta_reverse_kl_shuffled_cost = reverse KL of EMO with permuted cost rows − MLE's < 0),
+    does not hold."""
+    return evaluate_rule("delta_reverse_kl_shuffled_cost < 0", metrics) is not True
+
+
 @claim(
     rule="delta_reverse_kl < 0",
+    control=_shuffled_cost_does_not_hold,
     paper=("Tab. 1/2: GPT-2 and OPT-125M fine-tuned with EMO (1 epoch, run_lm_gpt2.sh) reach "
            "higher MAUVE under unbiased sampling than MLE (and TaiLr, MixCE) on six domains. "
            "Spec expectation at laptop scale: EMO lowers reverse KL (precision) vs MLE by "
            "~10-30% at equal steps with forward KL within ~5%; rule: EMO - MLE reverse KL < 0 "
-           "over the whole paired 95% interval across seeds, at the paper's budget of one "
-           "fine-tuning epoch (other budgets are reported as a sweep, not judged)."),
+           "over the whole paired 95% interval across seeds, at the paper's budget in optimiser "
+           "steps (one WikiText-2 epoch of run_lm_gpt2.sh, about 290 steps of batch 32; smaller "
+           "budgets are reported as a sweep, not judged)."),
     against=("MLE fine-tuning from the same pretrained checkpoint, data and order per seed; "
-             "MixCE and TaiLr reported beside"),
+             "null arm: EMO with the rows of its cost embedding permuted across tokens; MixCE "
+             "and TaiLr reported beside where the scale runs them"),
 )
 def reverse_kl(scale: Scale, seed: int, progress=None) -> Measurement:
-    """Fine-tune one pretrained tiny LM on a shifted synthetic domain with MLE, EMO, MixCE and
-    TaiLr (same checkpoint, data and order per seed) and compare the exact reverse KL of the
-    model's own samples to the true language (plus forward KL and wrong-cluster mass)."""
+    """Fine-tune one pretrained tiny LM on a shifted synthetic domain with MLE and EMO (plus
+    MixCE, TaiLr and the oracle-cost ablation where the scale runs them; same checkpoint, data
+    and order per seed) and compare the exact reverse KL of the model's own samples to the
+    true language (plus forward KL and wrong-cluster mass).
+
+    Budget, changed before running it (issue 37): the judged comparison used to be "the
+    paper's 1 epoch" over 1,000 sequences, i.e. 32 optimiser steps, while the paper's epoch
+    (run_lm_gpt2.sh: WikiText-2, block 256, batch 32) is about 290 steps. It is now sized by
+    the paper's optimiser steps: one epoch over 9,216 fresh sequences = 288 steps of 32 (at
+    64 tokens per sequence, a quarter of the paper's tokens per step). 3 seeds at small (CPU
+    budget). The old 32-step budget (first 1,024 sequences; full also 64 and 128 steps) is a
+    reported sweep, not judged.
+
+    Null arm, in the same run (same checkpoint, data, order, budget): EMO whose frozen cost
+    embedding has its rows permuted across tokens (``emo_shuffled_cost``): the same objective
+    and the same distribution of costs, but costs that no longer say which tokens are alike.
+    Control: that null, judged by the rule in EMO's place (``delta_reverse_kl_shuffled_cost``),
+    does not hold; if it did, a win of EMO would come from the loss's re-weighting, not from
+    the earth mover's transport cost."""
     from iclr24.kits.language_models import torch_threads
 
     config = _reverse_kl_config(scale)
@@ -85,14 +129,18 @@ def reverse_kl(scale: Scale, seed: int, progress=None) -> Measurement:
         metrics[f"pretrained_{key}"] = result.pretrained[key]
     metrics["true_entropy"] = result.pretrained["true_entropy"]
     emo_rkl, mle_rkl = result.per_seed("emo", "reverse_kl"), result.per_seed("mle", "reverse_kl")
+    null_rkl = result.per_seed("emo_shuffled_cost", "reverse_kl")
     diff = emo_rkl - mle_rkl
     # same checkpoint, data and order per seed: a paired t interval over seeds
     delta = seed_difference(emo_rkl, mle_rkl)
     low, high = (delta.low, delta.high) if isinstance(delta, Estimate) else (delta, delta)
     metrics.update(
         n_seeds=config.n_seeds,
+        finetune_steps=result.steps(),
         emo_wins=int((diff < 0).sum()),
         delta_reverse_kl=delta,
+        delta_reverse_kl_shuffled_cost=seed_difference(null_rkl, mle_rkl),
+        delta_reverse_kl_vs_shuffled_cost=seed_difference(emo_rkl, null_rkl),
         relative_reverse_kl_change=float(diff.mean() / metrics["mle_reverse_kl"]),
         forward_kl_ratio=metrics["emo_forward_kl"] / metrics["mle_forward_kl"],
         wrong_mass_ratio=metrics["emo_wrong_mass"] / metrics["mle_wrong_mass"],
@@ -100,50 +148,48 @@ def reverse_kl(scale: Scale, seed: int, progress=None) -> Measurement:
         cost_synonym_gap=result.cost_synonym_gap,
     )
     sweep = []
-    for epochs in sorted({config.finetune.epochs, *config.budget_epochs}):
-        e_rkl = result.per_seed("emo", "reverse_kl", epochs)
-        m_rkl = result.per_seed("mle", "reverse_kl", epochs)
+    for n_seq in sorted({config.finetune_sequences, *config.budget_sequences}):
+        e_rkl = result.per_seed("emo", "reverse_kl", n_seq)
+        m_rkl = result.per_seed("mle", "reverse_kl", n_seq)
         d = seed_difference(e_rkl, m_rkl)
         lo, hi = (d.low, d.high) if isinstance(d, Estimate) else (d, d)
-        if epochs != config.finetune.epochs:
-            metrics[f"delta_reverse_kl_{epochs}_epochs"] = d
+        judged = n_seq == config.finetune_sequences
+        if not judged:
+            metrics[f"delta_reverse_kl_{result.steps(n_seq)}_steps"] = d
         sweep.append({
-            "epochs": epochs, "steps": epochs * -(-config.finetune_sequences
-                                                   // config.finetune.batch_size),
-            "judged": epochs == config.finetune.epochs,
+            "sequences": n_seq, "steps": result.steps(n_seq), "judged": judged,
             "mle_reverse_kl": float(m_rkl.mean()), "emo_reverse_kl": float(e_rkl.mean()),
             "delta_reverse_kl": float(np.mean(e_rkl - m_rkl)), "delta_low": lo,
             "delta_high": hi, "emo_wins": int((e_rkl < m_rkl).sum()),
-            "forward_kl_ratio": float(result.per_seed("emo", "forward_kl", epochs).mean()
-                                      / result.per_seed("mle", "forward_kl", epochs).mean())})
+            "forward_kl_ratio": float(result.per_seed("emo", "forward_kl", n_seq).mean()
+                                      / result.per_seed("mle", "forward_kl", n_seq).mean())})
     rows = [{"seed_index": r, "method": m, **{k: round(v, 5) for k, v in row[m].items()}}
             for r, row in enumerate(result.rows) for m in methods]
     notes = (
         f"Synthetic language K={config.n_clusters} clusters x S={config.n_synonyms} synonyms "
         f"(+EOS); a {config.n_layers}-layer d={config.d_model} transformer pretrained on "
-        f"{config.pretrain_sequences} sequences of domain A, fine-tuned "
-        f"{config.finetune.epochs} epoch (the paper's budget; judged) on "
-        f"{config.finetune_sequences} sequences of domain B (30% of rows resampled), AdamW "
-        f"lr {config.finetune.lr}, batch {config.finetune.batch_size}, linear decay, no "
-        "gradient clipping (as the official loop); "
+        f"{config.pretrain_sequences} sequences of domain A, fine-tuned one epoch over "
+        f"{config.finetune_sequences} fresh sequences of domain B (30% of rows resampled) = "
+        f"{result.steps()} AdamW steps (judged; the paper's WikiText-2 epoch is about 290 "
+        f"steps of batch 32), lr {config.finetune.lr}, batch {config.finetune.batch_size}, "
+        "linear decay, no gradient clipping (as the official loop); "
         f"{config.n_seeds} fine-tuning seeds from one pretrained checkpoint (seed {seed}). "
         "Metrics are exact over the vocabulary: reverse KL on the model's own ancestral "
         "samples, forward KL and wrong-cluster mass on true held-out prefixes. "
         f"delta = EMO - MLE reverse KL, paired 95% t interval over seeds "
-        f"[{low:.4f}, {high:.4f}]. emo_oracle = EMO with an oracle "
-        "cost embedding (cluster one-hot + noise), an ablation. cost_synonym_gap = mean "
-        "cosine cost across clusters minus within clusters of the frozen pretrained head "
-        "(> 0: the head knows the synonyms). The paper's MAUVE is not computed: no GPT-2 "
-        "features offline; the reverse/forward KL pair plays its precision/recall roles. "
-        "How to read a split result: the cosine cost between synonyms of the frozen head is "
-        "near 0, so DEMD penalises wrong-cluster mass (wrong_mass_ratio < 1) but cannot tell "
-        "synonyms apart; if EMO's reverse KL is nonetheless higher than MLE's, the extra error "
-        "sits inside clusters (the Zipf law over synonyms) and in the weaker MLE fit that "
-        "forward_kl_ratio > 1 shows. Compare emo_oracle, whose cost separates clusters cleanly. "
-        "Budget sweep (table budget_sweep): MLE and EMO fine-tuned "
-        f"{sorted({config.finetune.epochs, *config.budget_epochs})} epochs from the same "
-        "checkpoint, data and order seed (each budget has its own linear decay) on the first "
-        f"{config.budget_seeds or config.n_seeds} seeds; only the paper's 1 epoch is judged.")
+        f"[{low:.4f}, {high:.4f}]. emo_shuffled_cost = the null arm (EMO with permuted cost "
+        "rows); emo_oracle (where run) = EMO with an oracle cost embedding (cluster one-hot + "
+        "noise), an ablation. cost_synonym_gap = mean cosine cost across clusters minus "
+        "within clusters of the frozen pretrained head (> 0: the head knows the synonyms). "
+        "The paper's MAUVE is not computed: no GPT-2 features offline; the reverse/forward KL "
+        "pair plays its precision/recall roles. How to read a split result: the cosine cost "
+        "between synonyms of the frozen head is near 0, so DEMD penalises wrong-cluster mass "
+        "(wrong_mass_ratio < 1) but cannot tell synonyms apart; if EMO's reverse KL is "
+        "nonetheless higher than MLE's, the extra error sits inside clusters (the Zipf law "
+        "over synonyms) and in the weaker MLE fit that forward_kl_ratio > 1 shows. Budget "
+        "sweep (table budget_sweep): MLE and EMO fine-tuned one epoch over the first "
+        f"{sorted(config.budget_sequences)} sequences (each budget has its own linear decay), "
+        "same checkpoint and order seed; only the paper-sized budget is judged.")
     return Measurement(metrics=metrics, figure=_reverse_kl_figure(result, methods),
                        tables={"per_seed": rows, "budget_sweep": sweep}, notes=notes)
 

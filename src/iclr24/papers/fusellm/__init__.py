@@ -16,9 +16,11 @@ How the code maps to it.
 - :mod:`.alignment`: :func:`dtw_align`, :func:`transfer_topk` -> :class:`SparseDist`,
   :func:`own_distribution`.
 - :mod:`.fusion`: :func:`fuse` (MinCE, AvgCE with the official or softmax(-CE) weights).
-- :mod:`.corpus_fusion`: :func:`align_records`, :func:`fuse_corpus` (the pipeline on a corpus).
+- :mod:`.corpus_fusion`: :func:`align_records`, :func:`fuse_corpus` (the pipeline on a corpus),
+  :func:`permute_rows` (the shuffled-distribution null arm of ``alignment_quality``).
 - :mod:`.losses`: :func:`fusion_loss`, :func:`fusellm_loss`.
-- :mod:`.training`: :class:`FuseConfig`, :class:`FuseLLMTrainer`, :func:`bits_per_char`.
+- :mod:`.training`: :class:`FuseConfig`, :class:`FuseLLMTrainer` (a kit target, SmolLM2 or a
+  user's own Hugging Face model), :func:`bits_per_char`.
 - :mod:`.synthetic_world` and :mod:`.experiments`: three text domains, expert sources with their
   own tokenizers, the target and its continual-training arms.
 - ``claims.py``: ``fusion_vs_clm`` (MinCE/AvgCE vs CLM only, 3 seeds) and ``alignment_quality``
@@ -42,7 +44,7 @@ Usage::
 """
 
 from .alignment import SparseDist, dtw_align, own_distribution, transfer_topk
-from .corpus_fusion import FusedCorpus, align_records, fuse_corpus
+from .corpus_fusion import FusedCorpus, align_records, fuse_corpus, permute_rows
 from .fusion import fuse, fusion_weights
 from .losses import fusellm_loss, fusion_loss
 from .records import TopKRecord, record_topk
@@ -81,6 +83,7 @@ __all__ = [
     "fusion_weights",
     "mixture_texts",
     "own_distribution",
+    "permute_rows",
     "record_topk",
     "token_edit_distance",
     "transfer_topk",

@@ -9,6 +9,9 @@ record is taken as is (:func:`~.alignment.own_distribution`), and the per-sequen
 - :func:`align_records`: one source's records of a corpus carried onto the target's tokens.
 - :func:`fuse_corpus`: the fused targets of a corpus, which source MinCE chose per text, and
   each source's coverage (share of target positions that received its distribution).
+- :func:`permute_rows`: a null arm for an alignment (not in the paper): the distributions of
+  chosen positions permuted among themselves across the corpus, so those positions keep a
+  soft target of the same kind but lose the information about their own slot.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from .fusion import fuse
 from .records import TopKRecord
 from .vocabulary import TokenVocab
 
-__all__ = ["FusedCorpus", "align_records", "fuse_corpus"]
+__all__ = ["FusedCorpus", "align_records", "fuse_corpus", "permute_rows"]
 
 
 def align_records(records: Sequence[TopKRecord], src_tok, tgt_tok,
@@ -85,3 +88,34 @@ def fuse_corpus(target_records: Sequence[TopKRecord],
     coverage = [float(np.mean(np.concatenate([d.transferred for d in al]))) if n else 0.0
                 for al in aligned_sources]
     return FusedCorpus(fused, np.asarray(chosen), coverage)
+
+
+def permute_rows(dists: Sequence[SparseDist], where: Sequence[np.ndarray],
+                 seed: int) -> list[SparseDist]:
+    """The rows of ``dists`` at the positions marked by ``where`` permuted among those
+    positions, across all texts (a seeded uniform permutation); every other row, and every
+    ``transferred`` flag, unchanged.
+
+    dists: one :class:`SparseDist` per text; where: one (T_i,) bool mask per text; seed: the
+    permutation's seed. Returns new SparseDists (rows padded to each text's longest)."""
+    dists = list(dists)
+    masks = [np.asarray(w) for w in where]
+    if len(masks) != len(dists):
+        raise ValueError(f"where has {len(masks)} masks for {len(dists)} distributions")
+    for i, (d, w) in enumerate(zip(dists, masks)):
+        if not isinstance(d, SparseDist):
+            raise TypeError(f"dists[{i}] must be a SparseDist, got {type(d).__name__}")
+        if w.dtype != bool or w.shape != (len(d),):
+            raise ValueError(f"where[{i}] must be a bool mask of shape ({len(d)},), got "
+                             f"{w.dtype} {w.shape}")
+    slots = [(i, t) for i, w in enumerate(masks) for t in np.flatnonzero(w).tolist()]
+    order = np.random.default_rng(seed).permutation(len(slots))
+    moved = {slot: slots[j] for slot, j in zip(slots, order)}  # slot <- row of slot j
+    out = []
+    for i, d in enumerate(dists):
+        rows = []
+        for t in range(len(d)):
+            src_i, src_t = moved.get((i, t), (i, t))
+            rows.append((dists[src_i].ids[src_t], dists[src_i].probs[src_t]))
+        out.append(SparseDist.from_rows(rows, d.transferred))
+    return out

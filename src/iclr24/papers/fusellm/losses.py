@@ -38,13 +38,30 @@ def _check_mask(mask: Tensor | None, shape: tuple[int, int], device) -> Tensor:
     return mask.to(torch.float32)
 
 
+def _check_rows(probs: Tensor, mask: Tensor, atol: float = 1e-3) -> None:
+    """The fused target must be a distribution at every real position: entries >= 0 (NaN
+    refused) and rows summing to 1 (``atol`` for float32 rounding of top-k softmaxes). A row
+    summing to 3 would silently weight the fusion term 3x at that position."""
+    if bool((probs < 0).any()) or bool(torch.isnan(probs).any()):
+        raise ValueError("target (the fused distributions) must have entries >= 0 and no NaN")
+    real = mask > 0
+    if not bool(real.any()):
+        return
+    sums = probs.sum(-1)[real]
+    if bool(((sums - 1.0).abs() > atol).any()):
+        raise ValueError(f"target (the fused distributions) must have rows summing to 1 at "
+                         f"every real position, got row sums in [{float(sums.min()):.4g}, "
+                         f"{float(sums.max()):.4g}]")
+
+
 def fusion_loss(logits: Tensor, target: Tensor | tuple[Tensor, Tensor],
                 mask: Tensor | None = None, kind: str = "ce") -> Tensor:
     """Soft cross-entropy of the model to the fused distributions, mean over masked positions.
 
     logits: (B, T, V) the target model's logits.
     target: dense probabilities (B, T, V), or sparse ``(ids (B, T, K) long, probs (B, T, K))``
-    (padding entries carry probability 0).
+    (padding entries carry probability 0); each real position's row must be a distribution
+    (entries >= 0, sum 1 within 1e-3), else ValueError.
     mask: (B, T) 1 for real positions, 0 for padding (None = all real).
     kind: "ce" (the paper's) or "kl" (KL(P_fused || Q), the official code's alternative).
     """
@@ -66,6 +83,7 @@ def fusion_loss(logits: Tensor, target: Tensor | tuple[Tensor, Tensor],
         if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= v):
             raise ValueError(f"sparse target ids must lie in [0, {v})")
         probs = probs.float()
+        _check_rows(probs, m)
         logq_at = logq.gather(-1, ids.long())
         per_pos = -(probs * logq_at).sum(-1)  # -Σ_v P_fused,t(v) log Q_θ,t(v)
         if kind == "kl":
@@ -76,6 +94,7 @@ def fusion_loss(logits: Tensor, target: Tensor | tuple[Tensor, Tensor],
             raise ValueError(f"a dense target must be a (B, T, V) = {(b, t, v)} tensor, got "
                              f"{getattr(target, 'shape', type(target).__name__)}")
         p = target.float()
+        _check_rows(p, m)
         per_pos = -(p * logq).sum(-1)
         if kind == "kl":
             per_pos = per_pos + torch.where(p > 0, p * torch.log(p.clamp_min(1e-30)),

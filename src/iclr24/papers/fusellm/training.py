@@ -15,8 +15,15 @@ How this file maps to it.
 - :func:`bits_per_char`: total code length of the texts in bits divided by their characters,
   comparable across tokenizers (the paper compares on benchmarks; we compare held-out BPC).
 
-Scaled down: the target is a kit ``CausalTransformer`` (a few hundred thousand parameters)
-instead of Llama-2-7B; DeepSpeed ZeRO-2, bf16 and 8 GPUs are out of reach and unneeded.
+The target may be a real LM: :class:`FuseLLMTrainer` trains the kit's ``CausalTransformer``
+(the claims' tiny targets), the kit's ``HFCausalLM`` (SmolLM2 via ``load_smollm2()``, a local
+checkpoint via ``load_hf_checkpoint``) or a ``transformers`` causal LM with its tokenizer, which
+is what the method is for. A Hugging Face target reads ``[start, x_0, ..., x_{T-2}]`` (its BOS,
+else its EOS, as the records of :mod:`.records` do) and its weight decay follows the Hugging
+Face Trainer the official code uses (matrices decayed, biases and norm weights not).
+
+Scaled down: the claims' targets are kit ``CausalTransformer`` models (a few hundred thousand
+parameters) instead of Llama-2-7B; DeepSpeed ZeRO-2, bf16 and 8 GPUs are out of reach.
 """
 
 from __future__ import annotations
@@ -110,27 +117,69 @@ def _pad_batch(token_lists: Sequence[Sequence[int]], fused: Sequence[SparseDist]
 
 
 class FuseLLMTrainer:
-    """Continual training of a kit ``CausalTransformer`` target with λ·L_CLM + (1−λ)·L_Fusion.
+    """Continual training of a target LM with λ·L_CLM + (1−λ)·L_Fusion.
 
-    model: the target (trained in place; must have a BOS input id). tokenizer: the target's
-    tokenizer (anything :meth:`TokenVocab.of` accepts). cfg: :class:`FuseConfig`.
+    model: the target, trained in place: a kit ``CausalTransformer`` (with a BOS input id),
+    the kit's ``HFCausalLM`` (e.g. ``load_smollm2()``; its ``.model`` is trained) or a
+    ``transformers`` causal LM (``tokenizer`` must then be its Hugging Face tokenizer, for the
+    start token). tokenizer: the target's tokenizer (anything :meth:`TokenVocab.of`
+    accepts). cfg: :class:`FuseConfig`.
     """
 
     def __init__(self, model: Any, tokenizer: Any, cfg: FuseConfig = FuseConfig()) -> None:
-        from iclr24.kits.language_models import CausalTransformer
+        from iclr24.kits.language_models import CausalTransformer, HFCausalLM
 
-        if not isinstance(model, CausalTransformer):
-            raise TypeError(f"model must be a kit CausalTransformer, got {type(model).__name__}")
-        if not model.config.bos:
-            raise ValueError("the target model needs a BOS input id (config.bos=True)")
         if not isinstance(cfg, FuseConfig):
             raise TypeError(f"cfg must be a FuseConfig, got {type(cfg).__name__}")
-        self.model = model
         self.vocab = TokenVocab.of(tokenizer)
-        if self.vocab.size > model.config.vocab_size:
+        if isinstance(model, CausalTransformer):
+            if not model.config.bos:
+                raise ValueError("the target model needs a BOS input id (config.bos=True)")
+            self.net, self.start_id = model, None
+            outputs, context = model.config.vocab_size, model.config.context_length
+        elif isinstance(model, HFCausalLM) or (isinstance(model, torch.nn.Module)
+                                               and hasattr(model, "get_output_embeddings")):
+            if not isinstance(model, HFCausalLM):
+                hf = getattr(tokenizer, "hf", tokenizer)
+                if not hasattr(hf, "eos_token_id"):
+                    raise TypeError("a transformers model needs its Hugging Face tokenizer "
+                                    "(for the start token), or pass the kit's HFCausalLM")
+                model = HFCausalLM(model, hf)
+            if not any(True for _ in model.model.parameters()):
+                raise ValueError("the Hugging Face target has no trainable parameters (a "
+                                 "quantised copy?)")
+            self.net, self.start_id = model.model, model.start_id
+            outputs, context = model.vocab_size, model.context_length
+        else:
+            raise TypeError(f"model must be a kit CausalTransformer, an HFCausalLM or a "
+                            f"transformers causal LM, got {type(model).__name__}")
+        if self.vocab.size > outputs:
             raise ValueError(f"the tokenizer has {self.vocab.size} ids but the model only "
-                             f"{model.config.vocab_size} outputs")
+                             f"{outputs} outputs")
+        self.model = model
+        self.outputs, self.context_length = outputs, context
         self.cfg = cfg
+
+    def _logits(self, labels: torch.Tensor) -> torch.Tensor:
+        """(B, T, V) logits of the target tokens ``labels`` (B, T) (-100 = padding): row t
+        reads [start, x_0 .. x_{t-1}] and predicts x_t."""
+        tokens = labels.clamp_min(0)
+        if self.start_id is None:
+            return self.net(self.net.shift_right(tokens))
+        start = torch.full_like(tokens[:, :1], self.start_id)
+        inputs = torch.cat([start, tokens[:, :-1]], dim=1)  # right padding: never attended
+        return self.net(input_ids=inputs, use_cache=False).logits[..., :self.outputs]
+
+    def _param_groups(self) -> list[dict]:
+        decay, no_decay = [], []
+        for name, p in self.net.named_parameters():
+            if self.start_id is None:  # kit model: no decay on embeddings, biases, norms
+                wanted = p.dim() >= 2 and "tok" not in name and "pos" not in name
+            else:  # Hugging Face Trainer: every matrix, not biases or norm weights
+                wanted = p.dim() >= 2
+            (decay if wanted else no_decay).append(p)
+        return [{"params": decay, "weight_decay": self.cfg.weight_decay},
+                {"params": no_decay, "weight_decay": 0.0}]
 
     def fit(self, texts: Sequence[str], fused: Sequence[SparseDist] | None = None,
             progress: Callable[..., None] | None = None) -> FuseHistory:
@@ -139,11 +188,11 @@ class FuseLLMTrainer:
         cfg = self.cfg
         texts = _check_texts(texts)
         token_lists = [self.vocab.encode(t) for t in texts]
-        ctx = self.model.config.context_length
+        ctx = self.context_length
         for i, toks in enumerate(token_lists):
             if not toks:
                 raise ValueError(f"texts[{i}] encodes to no tokens")
-            if len(toks) > ctx:
+            if ctx is not None and len(toks) > ctx:
                 raise ValueError(f"texts[{i}] has {len(toks)} tokens, beyond the model's "
                                  f"context_length={ctx}")
         if fused is None:
@@ -160,17 +209,11 @@ class FuseLLMTrainer:
                     raise ValueError(f"fused[{i}] has {len(d)} rows but text {i} has "
                                      f"{len(toks)} target tokens (distributions of another "
                                      "tokenisation?)")
-                if int(d.ids.max(initial=0)) >= self.model.config.vocab_size:
+                if int(d.ids.max(initial=0)) >= self.outputs:
                     raise ValueError(f"fused[{i}] holds ids beyond the model's vocabulary")
-        model = self.model
+        model = self.net
         device = next(model.parameters()).device
-        decay, no_decay = [], []
-        for name, p in model.named_parameters():
-            (decay if p.dim() >= 2 and "tok" not in name and "pos" not in name
-             else no_decay).append(p)
-        opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
-                                 {"params": no_decay, "weight_decay": 0.0}],
-                                lr=cfg.lr, betas=cfg.betas)
+        opt = torch.optim.AdamW(self._param_groups(), lr=cfg.lr, betas=cfg.betas)
         gen = torch.Generator().manual_seed(int(cfg.seed))
         order: list[int] = []
         history = FuseHistory()
@@ -188,7 +231,7 @@ class FuseLLMTrainer:
             lr = cfg.learning_rate(step)
             for group in opt.param_groups:
                 group["lr"] = lr
-            logits = model(model.shift_right(labels.clamp_min(0)))
+            logits = self._logits(labels)
             loss = fusellm_loss(logits, labels, target, cfg.lam, mask)
             opt.zero_grad(set_to_none=True)
             loss.backward()
