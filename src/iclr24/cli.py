@@ -598,8 +598,10 @@ def compress_command(
     model: ModelOpt = "ngram",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Output file "
                                                    "[default: FILE.lmc].")] = None,
-    chunk_size: Annotated[int, typer.Option("--chunk-size", min=4, help="Bytes per "
-                                            "independently modelled chunk (paper: 2048).")] = 2048,
+    chunk_size: Annotated[int | None, typer.Option(
+        "--chunk-size", min=4, help="Bytes per independently modelled chunk (the paper: 2048). "
+        "Default: the model's own layout (the n-gram codes lanes that share one set of "
+        "counts; a transformer, chunks of its context).")] = None,
     check: Annotated[bool, typer.Option("--check", help="Decompress again and verify the "
                                                         "round trip is exact.")] = False,
 ) -> None:

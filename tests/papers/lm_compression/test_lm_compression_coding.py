@@ -172,8 +172,8 @@ class _StepOnly:
         self.vocab_size, self.tokenizer = model.vocab_size, model.tokenizer
         self.context_length = model.context_length
 
-    def session(self, batch_size=1):
-        sess = self.model.session(batch_size)
+    def session(self, batch_size=1, shared_counts=False):
+        sess = self.model.session(batch_size, shared_counts=shared_counts)
 
         class Session:
             next_probs = sess.next_probs
@@ -200,6 +200,14 @@ def test_ngram_block_encoder_gives_the_step_by_step_stream(block, monkeypatch):
     assert fast == slow and fast_alone == slow_alone
     np.testing.assert_allclose(fast_bits, slow_bits, rtol=1e-12)
     assert decode_token_sequences(model, fast, [len(s) for s in seqs]) == seqs
+    # lanes with shared counts: the block kernel updates the shared counts like the steps do
+    lanes = [list(TEXT[i * 120:(i + 1) * 120]) for i in range(4)] + [list(rng.integers(0, 256,
+                                                                                      120))]
+    fast = encode_token_sequences(model, lanes, shared_counts=True)
+    slow = encode_token_sequences(_StepOnly(model), lanes, shared_counts=True)
+    assert fast == slow
+    assert fast != encode_token_sequences(model, lanes)  # the rows do share their counts
+    assert decode_token_sequences(model, fast, [120] * 5, shared_counts=True) == lanes
 
 
 def test_ngram_block_probs_grows_its_online_arrays_mid_block():
@@ -258,7 +266,8 @@ def test_context_longer_than_model_and_corrupted_streams_raise():
         compress("text", model)
 
 
-def _forged_blob(raw_len: int, counts: list[int], stream: bytes) -> bytes:
+def _forged_blob(raw_len: int, counts: list[int], stream: bytes, mode: int = 0,
+                 coder: int = 0) -> bytes:
     """A current-version container holding one group with the given (possibly false) counts."""
     from iclr24.papers.lm_compression.model_coding import _put_varint
 
@@ -266,10 +275,12 @@ def _forged_blob(raw_len: int, counts: list[int], stream: bytes) -> bytes:
     _put_varint(raw_len, out)
     _put_varint(0, out)
     _put_varint(max(1, len(counts)), out)
+    out.append(mode)
     out += bytes(4)
     _put_varint(len(counts), out)
     for n in counts:
         _put_varint(n, out)
+    out.append(coder)
     _put_varint(len(stream), out)
     return bytes(out) + stream
 
@@ -309,11 +320,12 @@ def test_max_decodable_tokens_bounds_every_real_stream():
 def test_old_format_version_is_refused_clearly():
     model = _ngram()
     blob = compress(TEXT[:50], model)
-    assert blob[:4] == b"LMC\x03"
+    assert blob[:4] == b"LMC\x04"
     with pytest.raises(ValueError, match="format version 1"):
         decompress(b"LMC1" + blob[4:], model)
-    with pytest.raises(ValueError, match="format version 2"):
-        decompress(b"LMC\x02" + blob[4:], model)
+    for old in (2, 3):
+        with pytest.raises(ValueError, match=f"format version {old}"):
+            decompress(b"LMC" + bytes([old]) + blob[4:], model)
 
 
 def test_decoding_with_a_different_model_is_detected():

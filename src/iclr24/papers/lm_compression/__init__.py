@@ -17,7 +17,10 @@ How the code maps to the paper
                         transformer, n-gram, SmolLM2 through its tokenizer): chunks advance in
                         lockstep through one batched (KV-cached) session and share one stream;
                         chunked real coding with ideal code lengths beside (``code_chunks``); a
-                        self-describing, CRC-checked, versioned container.
+                        self-describing, CRC-checked, versioned container whose default for
+                        the n-gram codes lanes of one file with shared counts, and which keeps
+                        per group the shortest of the model, its adaptive variant and the raw
+                        bytes (never expands beyond its header).
 ``ngram``               an adaptive order-k byte model (Witten–Bell interpolation, online counts;
                         vectorised over the chunks of a batch).
 ``command_line``        the body of ``iclr24 compress`` / ``iclr24 decompress``.
@@ -47,6 +50,9 @@ What is scaled down or differs
   precision (``constriction``) rather than the official base-2 arithmetic coder (kept as the
   Python reference); the chunks of a lockstep group share one stream, which saves each chunk's
   flush (≤ 4 bytes) — ``separate_rate`` reports the paper's one-stream-per-chunk layout.
+* The compressor (``compress``) goes beyond the paper for users: lanes with shared counts
+  (speed on one long file), the adaptive variant and stored groups (never worse than the
+  model's adaptive part, never expanding); the claims use independent chunks, as the paper.
 * Chunks: the paper codes 2048-byte chunks with a 2048-byte context. Training a transformer on
   2048-byte windows costs ≈2.5× more per byte on CPU, so ``small`` uses 1024-byte chunks and
   contexts (512 in the adjusted-rate claim, which trains three models; SmolLM2 codes ≤1024-byte
@@ -77,6 +83,7 @@ from .model_coding import (
     decompress,
     encode_token_sequences,
     max_decodable_tokens,
+    supports_shared_counts,
     utf8_chunks,
 )
 from .ngram import AdaptiveNGramModel
@@ -109,6 +116,7 @@ __all__ = [
     "max_decodable_tokens",
     "quantize_pdf",
     "right_shift_bytes",
+    "supports_shared_counts",
     "utf8_chunks",
     "zero_msb_if_not_ascii",
 ]

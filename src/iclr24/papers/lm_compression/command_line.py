@@ -53,6 +53,14 @@ def load_model(spec: str) -> Any:
     return load_hf_checkpoint(path)
 
 
+def _canonical_spec(model_spec: str) -> str:
+    """A named model as is, anything else as the resolved path of a checkpoint directory (how
+    ``compress_file`` stores it and ``decompress_file`` compares it)."""
+    if not isinstance(model_spec, str) or not model_spec:
+        raise ValueError(f"model must be a non-empty name or path, got {model_spec!r}")
+    return model_spec if model_spec in NAMED_MODELS else str(Path(model_spec).resolve())
+
+
 def write_lmc(model_spec: str, blob: bytes) -> bytes:
     spec = model_spec.encode("utf-8")
     if len(spec) > 0xFFFF:
@@ -88,10 +96,11 @@ def _run_with_bar(console, label: str, fn):
         return fn(lambda f, _m="": bar.update(task, completed=f))
 
 
-def compress_file(path: Path, model_spec: str, output: Path | None, *, chunk_size: int = 2048,
-                  check: bool = False, console=None) -> dict:
+def compress_file(path: Path, model_spec: str, output: Path | None, *,
+                  chunk_size: int | None = None, check: bool = False, console=None) -> dict:
     """Compress ``path`` into ``output`` (default ``path + '.lmc'``); print the rate beside
-    gzip / xz / zstd on the same bytes. Returns the numbers printed."""
+    gzip / xz / zstd on the same bytes. Returns the numbers printed. ``chunk_size`` as in
+    :func:`.model_coding.compress` (``None``: the model's default, lanes for the n-gram)."""
     from rich.console import Console
     from rich.table import Table
 
@@ -101,7 +110,7 @@ def compress_file(path: Path, model_spec: str, output: Path | None, *, chunk_siz
 
     console = console or Console()
     data = Path(path).read_bytes()
-    spec = model_spec if model_spec in NAMED_MODELS else str(Path(model_spec).resolve())
+    spec = _canonical_spec(model_spec)
     t0 = time.perf_counter()
     model = load_model(spec)
     load_s = time.perf_counter() - t0
@@ -150,8 +159,7 @@ def decompress_file(path: Path, output: Path | None, *, model_spec: str | None =
     console = console or Console()
     spec, blob = read_lmc(Path(path).read_bytes())
     if model_spec is not None:
-        given = model_spec if model_spec in ("ngram", "smollm2") else \
-            str(Path(model_spec).resolve())
+        given = _canonical_spec(model_spec)
         if given != spec:
             raise ValueError(f"{path} was compressed with model {spec!r}, not {given!r}")
     if output is None:

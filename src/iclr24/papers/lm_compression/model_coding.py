@@ -21,14 +21,30 @@ desync a decoder (the official code has a slow incremental mode for the same rea
 on a different machine or library version may see different float rounding — the same caveat
 holds for every neural compressor.
 
-Stream format of :func:`compress`, version 3 (version 1 held one Python-coded bitstream per
-chunk; version 2 had this layout, but the n-gram model then mixed its orders in float32, so its
-blobs would not decode with today's float64 kernels; both are refused with a "format version"
-error)::
+Lanes (not in the paper). Coding one long sequence advances one byte per step, which on the
+decoder's side costs two compiled calls and a Rust call per byte (~45 KB/s). :func:`compress`'s
+default for a byte model without a context limit whose session can share counts (the n-gram)
+cuts the file into up to 64 contiguous *lanes* of >= 2048 bytes coded in lockstep whose rows
+read and update *one* set of online counts: the model adapts to the whole file, and the decoder
+advances every lane per step. Independent chunks (the paper's protocol) stay available through
+``chunk_size`` and are what :func:`code_chunks` and the claims use.
 
-    b"LMC" 0x03 | varint raw length | varint chunk size | varint group size
+A compressor a user can trust. Every group is coded by the model and by its adaptive variant
+(the n-gram without its trained counts, ``adaptive_only``), and the shorter stream is kept; if
+neither is shorter than the group's bytes the group is stored raw. So a blob is never longer
+than its input plus the header, and data unlike the training text (another language, binary
+data) is never coded worse than by the model's adaptive part alone.
+
+Stream format of :func:`compress`, version 4 (version 1 held one Python-coded bitstream per
+chunk; version 2 mixed the n-gram's orders in float32; version 3 had no chunking mode and no
+per-group coder; all are refused with a "format version" error)::
+
+    b"LMC" 0x04 | varint raw length | varint chunk size | varint group size
+    | mode byte (0: independent chunks, 1: lanes with shared counts)
     | CRC-32 of the raw bytes (4 bytes) | varint number of chunks
-    | per chunk: varint token count | per group: varint stream length | streams
+    | per chunk: varint token count (its byte count in a stored group)
+    | per group: coder byte (0: model, 1: its adaptive variant, 2: stored), varint stream length
+    | streams
 
 The paper's rates count only the coded bits (lengths are side information); the claims report
 that accounting, :func:`compress` adds the container so a blob is self-describing and corruption
@@ -40,6 +56,7 @@ runs dry while tokens are still owed fails at once.
 
 from __future__ import annotations
 
+import inspect
 import time
 import zlib
 from collections.abc import Callable, Sequence
@@ -62,11 +79,17 @@ __all__ = [
     "decompress",
     "encode_token_sequences",
     "max_decodable_tokens",
+    "supports_shared_counts",
     "utf8_chunks",
 ]
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 _MAGIC = b"LMC"
+_MODE_CHUNKS, _MODE_LANES = 0, 1
+_CODER_MODEL, _CODER_ADAPTIVE, _CODER_STORED = 0, 1, 2
+# shortest lane: a lane starts from an empty context (order-3 needs 3 bytes), so lanes of a
+# few bytes would cost compression; 2048 is the paper's chunk
+_LANE_MIN_BYTES = 2048
 # bits a range decoder may still hold once its input words are used up (its 64-bit state, plus
 # margin): more information than this decoded after exhaustion means the stream is too short
 _STATE_BITS = 128
@@ -91,6 +114,31 @@ def _check_lengths(model: Any, lengths: Sequence[int], name: str) -> None:
                          f"model's context_length={ctx}; use a smaller chunk_size")
 
 
+def supports_shared_counts(model: Any) -> bool:
+    """Whether ``model.session`` takes ``shared_counts`` (rows adapting one set of counts)."""
+    try:
+        return "shared_counts" in inspect.signature(model.session).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _check_shared(model: Any, shared: bool, lengths: np.ndarray, name: str) -> None:
+    if not isinstance(shared, bool):
+        raise TypeError(f"shared_counts must be a bool, got {shared!r}")
+    if not shared:
+        return
+    if not supports_shared_counts(model):
+        raise ValueError(f"shared_counts=True needs a model whose session shares counts (the "
+                         f"n-gram's); {type(model).__name__} has none")
+    if lengths.size and lengths.min() != lengths.max():
+        raise ValueError(f"{name}: shared_counts needs sequences of equal length, got "
+                         f"{lengths.min()} to {lengths.max()} tokens")
+
+
+def _session(model: Any, batch: int, shared: bool) -> Any:
+    return model.session(batch, shared_counts=True) if shared else model.session(batch)
+
+
 def _step_probs(sess: Any) -> np.ndarray:
     """(B, V) float64 probabilities of the session's next tokens."""
     if hasattr(sess, "next_probs"):
@@ -99,7 +147,7 @@ def _step_probs(sess: Any) -> np.ndarray:
 
 
 def encode_token_sequences(model: Any, sequences: Sequence[Sequence[int]], *,
-                           threads: int = 1,
+                           threads: int = 1, shared_counts: bool = False,
                            progress: Callable[[int, int], None] | None = None,
                            ideal_bits: list[float] | None = None,
                            separate_bytes: list[int] | None = None) -> bytes:
@@ -113,6 +161,8 @@ def encode_token_sequences(model: Any, sequences: Sequence[Sequence[int]], *,
     separate_bytes: if a list is given, it receives the size each sequence's stream would have
     if it were coded alone (the paper's one-bitstream-per-chunk accounting; costs one extra
     encoder call per sequence and step).
+    shared_counts: the sequences are parts of one file that adapt the model together
+    (``model.session(B, shared_counts=True)``, the n-gram's); they must be of equal length.
     """
     _check_model(model)
     seqs = [np.asarray(list(map(int, s)), dtype=np.int64) for s in sequences]
@@ -124,6 +174,7 @@ def encode_token_sequences(model: Any, sequences: Sequence[Sequence[int]], *,
             raise ValueError(f"sequences[{i}] holds ids outside [0, {v})")
     lengths = np.array([s.size for s in seqs])
     _check_lengths(model, lengths.tolist(), "sequences")
+    _check_shared(model, shared_counts, lengths, "sequences")
     steps = int(lengths.max())
     padded = np.zeros((len(seqs), steps), dtype=np.int64)  # finished rows are fed 0
     for b, s in enumerate(seqs):
@@ -132,7 +183,7 @@ def encode_token_sequences(model: Any, sequences: Sequence[Sequence[int]], *,
     alone = [RangeEncoder() for _ in seqs] if separate_bytes is not None else None
     nats = np.zeros(len(seqs))
     with torch_threads(threads):
-        sess = model.session(len(seqs)) if steps else None
+        sess = _session(model, len(seqs), shared_counts) if steps else None
         block = getattr(sess, "block_probs", None) if lengths.sum() >= _BLOCK_MIN_TOKENS \
             else None
         for t0 in range(0, steps, _BLOCK_STEPS) if block is not None else ():
@@ -175,10 +226,10 @@ def encode_token_sequences(model: Any, sequences: Sequence[Sequence[int]], *,
 
 
 def decode_token_sequences(model: Any, stream: bytes, lengths: Sequence[int], *,
-                           threads: int = 1,
+                           threads: int = 1, shared_counts: bool = False,
                            progress: Callable[[int, int], None] | None = None
                            ) -> list[list[int]]:
-    """Inverse of :func:`encode_token_sequences` (same model, same group, same order)."""
+    """Inverse of :func:`encode_token_sequences` (same model, group, order, ``shared_counts``)."""
     _check_model(model)
     if not isinstance(stream, (bytes, bytearray, memoryview)):
         raise TypeError(f"stream must be bytes, got {type(stream).__name__}")
@@ -188,13 +239,14 @@ def decode_token_sequences(model: Any, stream: bytes, lengths: Sequence[int], *,
     if lengths.size == 0:
         return []
     _check_lengths(model, lengths.tolist(), "lengths")
+    _check_shared(model, shared_counts, lengths, "lengths")
     _check_token_count(int(lengths.sum()), len(stream), int(model.vocab_size))
     dec = RangeDecoder(stream)
     steps = int(lengths.max())
     out = np.zeros((lengths.size, steps), dtype=np.int64)
     bits_after_exhaustion = 0.0
     with torch_threads(threads):
-        sess = model.session(int(lengths.size)) if steps else None
+        sess = _session(model, int(lengths.size), shared_counts) if steps else None
         floored = getattr(sess, "next_floored_probs", None)  # the n-gram: floor fused in
         every, shortest = np.arange(lengths.size), int(lengths.min())
         for t in range(steps):
@@ -310,9 +362,32 @@ def _split(data: bytes, chunk_size: int, model: Any) -> list[bytes]:
     return utf8_chunks(data, chunk_size)
 
 
+def _lanes(data: bytes, max_lanes: int) -> tuple[list[bytes], int]:
+    """``data`` cut into L contiguous lanes of equal length (L <= max_lanes, each at least
+    ``_LANE_MIN_BYTES`` when there is enough data) and the short rest (< L bytes) as one more
+    chunk; returns (chunks, L)."""
+    if not data:
+        return [], 1
+    n_lanes = max(1, min(max_lanes, len(data) // _LANE_MIN_BYTES))
+    width = len(data) // n_lanes
+    chunks = [data[i * width:(i + 1) * width] for i in range(n_lanes)]
+    if n_lanes * width < len(data):
+        chunks.append(data[n_lanes * width:])
+    return chunks, n_lanes
+
+
 def _default_group(model: Any) -> int:
     """Chunks per lockstep group: many for cheap byte models, 8 for large vocabularies."""
     return 64 if int(model.vocab_size) <= 256 else 8
+
+
+def _coders(model: Any) -> list[tuple[int, Any]]:
+    """(coder id, model) pairs that :func:`compress` tries on every group."""
+    out = [(_CODER_MODEL, model)]
+    variant = model.adaptive_only() if hasattr(model, "adaptive_only") else model
+    if variant is not model:
+        out.append((_CODER_ADAPTIVE, variant))
+    return out
 
 
 def compress(data: bytes, model: Any, *, chunk_size: int | None = None,
@@ -321,51 +396,88 @@ def compress(data: bytes, model: Any, *, chunk_size: int | None = None,
     """Losslessly compress ``data`` with ``model`` (see the module docstring for the format).
 
     chunk_size: cut the data into independently modelled chunks of this many bytes (the
-    paper's 2048); ``None`` means the model's context length for byte models, else one chunk;
-    0 means one chunk. group_size: chunks coded together through one batched session (default
-    64 for byte models, 8 otherwise); decoding repeats the grouping. progress(fraction, message)
-    is called after every coding step.
+    paper's 2048; 0: one chunk). ``None`` (default): for a byte model without a context limit
+    whose session can share counts (the n-gram), up to ``group_size`` lanes of >= 2048 bytes
+    coded in lockstep with shared online counts (it adapts to the whole file, the decoder
+    advances a byte of every lane per step); the context length for other byte models; one
+    chunk otherwise. group_size: chunks coded together through one batched session (default
+    64 for byte models, 8 otherwise); decoding repeats the grouping.
+    Every group is coded with the model and, if it has one (``adaptive_only``), with its
+    adaptive variant, and keeps the shorter stream, or is stored raw if neither is shorter
+    than its bytes: a blob never exceeds the input by more than its header.
+    progress(fraction, message) is called after every coding step.
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"data must be bytes, got {type(data).__name__}")
     _check_model(model)
     data = bytes(data)
-    if chunk_size is None:
-        ctx = getattr(model, "context_length", None)
-        chunk_size = ctx if (ctx is not None and model.vocab_size == 256) else 0
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 0:
+    if chunk_size is not None and (isinstance(chunk_size, bool)
+                                   or not isinstance(chunk_size, int) or chunk_size < 0):
         raise ValueError(f"chunk_size must be an int >= 0 or None, got {chunk_size!r}")
-    group_size = _default_group(model) if group_size is None else group_size
-    if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 1:
+    if group_size is not None and (isinstance(group_size, bool)
+                                   or not isinstance(group_size, int) or group_size < 1):
         raise ValueError(f"group_size must be a positive int or None, got {group_size!r}")
-    chunks = _split(data, chunk_size, model)
+    group_size = _default_group(model) if group_size is None else group_size
+    ctx = getattr(model, "context_length", None)
+    mode = _MODE_CHUNKS
+    if chunk_size is None and ctx is None and _byte_level(model) \
+            and supports_shared_counts(model):
+        mode = _MODE_LANES
+        chunks, group_size = _lanes(data, group_size)
+        chunk_size = len(chunks[0]) if chunks else 0
+    else:
+        if chunk_size is None:
+            chunk_size = ctx if (ctx is not None and model.vocab_size == 256) else 0
+        chunks = _split(data, chunk_size, model)
     tokens = [model.tokenizer.encode(c) for c in chunks]
     _check_lengths(model, [len(t) for t in tokens], "data")
-    streams = []
+    coders = _coders(model)
+    picked, streams = [], []
     n_groups = -(-len(tokens) // group_size)
     for gi, g in enumerate(range(0, len(tokens), group_size)):
-        step = None if progress is None else (
-            lambda t, n, gi=gi: progress((gi + t / n) / n_groups,
-                                         f"group {gi + 1}/{n_groups}: step {t}/{n}"))
-        streams.append(encode_token_sequences(model, tokens[g:g + group_size], threads=threads,
-                                              progress=step))
+        raw = b"".join(chunks[g:g + group_size])
+        best, best_stream = _CODER_STORED, raw
+        for ci, (coder, m) in enumerate(coders):
+            step = None if progress is None else (
+                lambda t, n, gi=gi, ci=ci: progress(
+                    (gi + (ci + t / n) / len(coders)) / n_groups,
+                    f"group {gi + 1}/{n_groups}, coder {ci + 1}/{len(coders)}: step {t}/{n}"))
+            stream = encode_token_sequences(m, tokens[g:g + group_size], threads=threads,
+                                            shared_counts=mode == _MODE_LANES, progress=step)
+            if len(stream) < len(best_stream):
+                best, best_stream = coder, stream
+        picked.append(best)
+        streams.append(best_stream)
     out = bytearray(_MAGIC + bytes([FORMAT_VERSION]))
     _put_varint(len(data), out)
     _put_varint(chunk_size, out)
     _put_varint(group_size, out)
+    out.append(mode)
     out += zlib.crc32(data).to_bytes(4, "big")
     _put_varint(len(chunks), out)
-    for toks in tokens:
-        _put_varint(len(toks), out)
-    for s in streams:
+    for i, (chunk, toks) in enumerate(zip(chunks, tokens)):
+        _put_varint(len(chunk) if picked[i // group_size] == _CODER_STORED else len(toks), out)
+    for coder, s in zip(picked, streams):
+        out.append(coder)
         _put_varint(len(s), out)
     for s in streams:
         out += s
     return bytes(out)
 
 
-def _read_header(blob: bytes) -> tuple[int, int, int, list[int], list[int], int]:
-    """(raw length, group size, crc, token counts, stream sizes, offset of the first stream)."""
+@dataclass(frozen=True)
+class _Header:
+    n_raw: int
+    group: int
+    mode: int
+    crc: int
+    lengths: list[int]      # per chunk: tokens (bytes in a stored group)
+    coders: list[int]       # per group
+    sizes: list[int]        # per group: stream bytes
+    offset: int             # of the first stream
+
+
+def _read_header(blob: bytes) -> _Header:
     if len(blob) < 4 or blob[:3] != _MAGIC:
         raise ValueError("corrupted stream: not an lm_compression blob (bad magic)")
     version = 1 if blob[:4] == b"LMC1" else blob[3]     # version 1 spelled its magic "LMC1"
@@ -377,10 +489,13 @@ def _read_header(blob: bytes) -> tuple[int, int, int, list[int], list[int], int]
     n_raw, pos = _get_varint(blob, pos)
     _, pos = _get_varint(blob, pos)
     group, pos = _get_varint(blob, pos)
-    if pos + 4 > len(blob):
+    if pos + 5 > len(blob):
         raise ValueError("corrupted stream: truncated header")
-    crc = int.from_bytes(blob[pos:pos + 4], "big")
-    pos += 4
+    mode = blob[pos]
+    if mode not in (_MODE_CHUNKS, _MODE_LANES):
+        raise ValueError(f"corrupted stream: unknown chunking mode {mode}")
+    crc = int.from_bytes(blob[pos + 1:pos + 5], "big")
+    pos += 5
     n_chunks, pos = _get_varint(blob, pos)
     if n_chunks > len(blob) or (n_chunks and group < 1):
         raise ValueError("corrupted stream: implausible chunk or group count")
@@ -388,14 +503,19 @@ def _read_header(blob: bytes) -> tuple[int, int, int, list[int], list[int], int]
     for _ in range(n_chunks):
         n, pos = _get_varint(blob, pos)
         lengths.append(n)
-    sizes = []
+    coders, sizes = [], []
     for _ in range(-(-n_chunks // group) if n_chunks else 0):
-        s, pos = _get_varint(blob, pos)
+        if pos >= len(blob):
+            raise ValueError("corrupted stream: truncated header")
+        coders.append(blob[pos])
+        if coders[-1] not in (_CODER_MODEL, _CODER_ADAPTIVE, _CODER_STORED):
+            raise ValueError(f"corrupted stream: unknown coder {coders[-1]}")
+        s, pos = _get_varint(blob, pos + 1)
         sizes.append(s)
     if pos + sum(sizes) != len(blob):
         raise ValueError(f"corrupted stream: the header declares {pos + sum(sizes)} bytes, the "
                          f"blob has {len(blob)} (truncated or padded)")
-    return n_raw, group, crc, lengths, sizes, pos
+    return _Header(n_raw, group, mode, crc, lengths, coders, sizes, pos)
 
 
 def decompress(blob: bytes, model: Any, *, threads: int = 1,
@@ -405,31 +525,51 @@ def decompress(blob: bytes, model: Any, *, threads: int = 1,
         raise TypeError(f"blob must be bytes, got {type(blob).__name__}")
     _check_model(model)
     blob = bytes(blob)
-    n_raw, group, crc, lengths, sizes, pos = _read_header(blob)
+    h = _read_header(blob)
+    lanes = h.mode == _MODE_LANES
+    if lanes and not supports_shared_counts(model):
+        raise ValueError(f"this blob codes lanes with shared counts (an n-gram's default); "
+                         f"{type(model).__name__} cannot decode it (wrong model?)")
+    groups = [h.lengths[g:g + h.group] for g in range(0, len(h.lengths), h.group)]
     ctx = getattr(model, "context_length", None)
-    if ctx is not None and lengths and max(lengths) > ctx:
-        raise ValueError("corrupted stream (or wrong model): a chunk is longer than the model's "
-                         "context")
-    if sum(lengths) > n_raw and _byte_level(model):
-        raise ValueError(f"corrupted stream: {sum(lengths)} byte tokens declared for {n_raw} "
-                         "raw bytes")
-    groups = [lengths[g:g + group] for g in range(0, len(lengths), group)]
-    # fail before any model call when a count exceeds what its stream can hold
-    for counts, size in zip(groups, sizes):
+    for counts, coder, size in zip(groups, h.coders, h.sizes):
+        # fail before any model call when a header cannot be true
+        if coder == _CODER_STORED:
+            if sum(counts) != size:
+                raise ValueError("corrupted stream: a stored group's lengths do not add up")
+            continue
+        if coder == _CODER_ADAPTIVE and not hasattr(model, "adaptive_only"):
+            raise ValueError("corrupted stream (or wrong model): a group is coded with the "
+                             f"model's adaptive variant, which {type(model).__name__} lacks")
+        if ctx is not None and max(counts) > ctx:
+            raise ValueError("corrupted stream (or wrong model): a chunk is longer than the "
+                             "model's context")
+        if lanes and min(counts) != max(counts):
+            raise ValueError("corrupted stream: lanes of unequal length")
         _check_token_count(sum(counts), size, int(model.vocab_size))
-    tokens: list[list[int]] = []
-    for gi, (counts, size) in enumerate(zip(groups, sizes)):
+    if sum(h.lengths) > h.n_raw and _byte_level(model):
+        raise ValueError(f"corrupted stream: {sum(h.lengths)} byte tokens declared for "
+                         f"{h.n_raw} raw bytes")
+    pieces: list[bytes] = []
+    pos = h.offset
+    for gi, (counts, coder, size) in enumerate(zip(groups, h.coders, h.sizes)):
+        stream = blob[pos:pos + size]
+        pos += size
+        if coder == _CODER_STORED:
+            pieces.append(stream)
+            continue
         step = None if progress is None else (
             lambda t, n, gi=gi: progress((gi + t / n) / len(groups),
                                          f"group {gi + 1}/{len(groups)}: step {t}/{n}"))
-        tokens += decode_token_sequences(model, blob[pos:pos + size], counts, threads=threads,
-                                         progress=step)
-        pos += size
-    try:
-        data = b"".join(model.tokenizer.decode(t) for t in tokens)
-    except ValueError as exc:
-        raise ValueError(f"corrupted stream: decoded tokens are invalid ({exc})") from exc
-    if len(data) != n_raw or zlib.crc32(data) != crc:
+        m = model.adaptive_only() if coder == _CODER_ADAPTIVE else model
+        tokens = decode_token_sequences(m, stream, counts, threads=threads,
+                                        shared_counts=lanes, progress=step)
+        try:
+            pieces += [model.tokenizer.decode(t) for t in tokens]
+        except ValueError as exc:
+            raise ValueError(f"corrupted stream: decoded tokens are invalid ({exc})") from exc
+    data = b"".join(pieces)
+    if len(data) != h.n_raw or zlib.crc32(data) != h.crc:
         raise ValueError("corrupted stream (or a different model): checksum mismatch after "
                          "decoding")
     return data

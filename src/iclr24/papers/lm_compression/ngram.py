@@ -14,7 +14,10 @@ With ``smoothing="dirichlet"`` u(c_k) is replaced by a constant ``alpha`` (KT fo
 
 The model speaks the kit's backend interface (``log_probs``, ``session``, ``generate``), so it
 plugs into the same coder as the transformer. Its "parameters" for the adjusted compression rate
-are its stored nonzero counts.
+are its stored nonzero counts. Two additions for the compressor (not in the paper): a session's
+rows may share one set of online counts (``session(B, shared_counts=True)``: lanes of one file
+adapting together), and :meth:`AdaptiveNGramModel.adaptive_only` is the model without its
+trained counts, which the compressor also tries on every group.
 """
 
 from __future__ import annotations
@@ -68,18 +71,21 @@ class _Counts:
 
 
 class _NGramSession:
-    """B sequences in lockstep, each with its own online counts, all orders at once.
+    """B sequences in lockstep, each with its own online counts (or, with ``shared_counts``,
+    one set of online counts that every row reads and adds to), all orders at once.
 
-    The trained table is shared and read-only; each batch row's online counts are sparse
+    The trained table is shared and read-only; the online counts are sparse
     (``numba_kernels.OnlineCounts``), and one compiled call per step computes every row's
     mixture (``mixture_probs``) or counts the fed bytes (``update_counts``).
     """
 
-    def __init__(self, model: AdaptiveNGramModel, batch_size: int) -> None:
+    def __init__(self, model: AdaptiveNGramModel, batch_size: int,
+                 shared_counts: bool = False) -> None:
         from .numba_kernels import OnlineCounts
 
         self.model = model
         self.batch_size = batch_size
+        self.shared_counts = bool(shared_counts)
         orders = model.order + 1
         self._ctx = np.zeros((orders, batch_size), dtype=np.int64)    # last k bytes, per order
         self._masks = np.array([(1 << (8 * k)) - 1 for k in range(orders)], dtype=np.int64)
@@ -101,9 +107,9 @@ class _NGramSession:
         m, t, o = self.model, self.model._counts, self._online
         out = np.empty((self.batch_size, 256))
         mixture_probs(out, self._rows, self._slots, self._ctx, self._orders_with_context(),
-                      t.tkeys, t.trow, t.indptr, t.indices,
-                      t.values, t.n, t.u, o.hkeys, o.hslot, o.sn, o.su, o.shead, o.sdense, o.dense, o.ebyte,
-                      o.ecount, o.enext, m.smoothing == "witten_bell", m.alpha)
+                      t.tkeys, t.trow, t.indptr, t.indices, t.values, t.n, t.u, o.hkeys,
+                      o.hslot, o.sn, o.su, o.shead, o.sdense, o.dense, o.ebyte, o.ecount,
+                      o.enext, m.smoothing == "witten_bell", m.alpha, self.shared_counts)
         self._current = out
         return out
 
@@ -143,7 +149,8 @@ class _NGramSession:
                                m.order, m.adaptive, eps, t.tkeys, t.trow, t.indptr, t.indices,
                                t.values, t.n, t.u, t.counts, o.hkeys, o.hslot, o.sn, o.su,
                                o.shead, o.slen, o.sdense, o.dense, o.ebyte, o.ecount, o.enext,
-                               o.used, m.smoothing == "witten_bell", m.alpha)
+                               o.used, m.smoothing == "witten_bell", m.alpha,
+                               self.shared_counts)
             if done < 0:
                 raise ValueError("the n-gram mixture produced an invalid distribution")
         self._hist += toks.shape[0]
@@ -165,7 +172,7 @@ class _NGramSession:
             update_counts(toks, self._ctx, k, t.tkeys, t.trow, self._rows, self._slots,
                           self._current is not None, t.counts, o.hkeys, o.hslot, o.sn, o.su,
                           o.shead, o.slen, o.sdense, o.dense, o.ebyte, o.ecount, o.enext,
-                          o.used)  # n(c_k, b) += 1
+                          o.used, self.shared_counts)  # n(c_k, b) += 1
         from .numba_kernels import advance_contexts
 
         advance_contexts(self._ctx, toks, self._masks)  # c_k <- last k bytes
@@ -188,6 +195,8 @@ class AdaptiveNGramModel(LanguageModelBase):
             raise ValueError(f"smoothing must be 'witten_bell' or 'dirichlet', got {smoothing!r}")
         if not alpha > 0:
             raise ValueError(f"alpha must be > 0, got {alpha!r}")
+        if not isinstance(adaptive, bool):
+            raise TypeError(f"adaptive must be a bool, got {adaptive!r}")
         self.order = order
         self.smoothing = smoothing
         self.alpha = float(alpha)
@@ -197,6 +206,7 @@ class AdaptiveNGramModel(LanguageModelBase):
         self.tokenizer = ByteTokenizer()
         self._counts = _Counts(np.zeros(0, dtype=np.int64), np.zeros((0, 256), np.float32))
         self.n_train_bytes = 0
+        self._adaptive_only: AdaptiveNGramModel | None = None
 
     def fit(self, data: bytes) -> AdaptiveNGramModel:
         """Count every (context, byte) pair of ``data`` for context lengths 0..order."""
@@ -224,13 +234,30 @@ class AdaptiveNGramModel(LanguageModelBase):
         """Stored nonzero counts (each is one number the decoder must be shipped)."""
         return int(self._counts.u.sum())
 
-    def session(self, batch_size: int = 1) -> _NGramSession:
+    def session(self, batch_size: int = 1, *, shared_counts: bool = False) -> _NGramSession:
+        """B rows in lockstep; ``shared_counts``: the rows adapt one set of online counts
+        together (parts of one file), instead of each its own (independent chunks, the
+        paper's protocol)."""
+        if not isinstance(shared_counts, bool):
+            raise TypeError(f"shared_counts must be a bool, got {shared_counts!r}")
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
         if batch_size * (self.order + 1) >= 1 << 15:  # online keys: (row, order) in 15 bits
             raise ValueError(f"batch_size must be < {(1 << 15) // (self.order + 1)} for order "
                              f"{self.order}, got {batch_size}")
-        return _NGramSession(self, batch_size)
+        return _NGramSession(self, batch_size, shared_counts)
+
+    def adaptive_only(self) -> AdaptiveNGramModel:
+        """The same model without its trained counts: it learns only from the data it codes
+        (the variant :func:`~.model_coding.compress` also tries, so that data unlike the
+        training text is never coded worse than by the model's own adaptive part). An unfitted
+        adaptive model is its own variant."""
+        if self.n_train_bytes == 0 and self.adaptive:
+            return self
+        if self._adaptive_only is None:
+            self._adaptive_only = AdaptiveNGramModel(self.order, self.smoothing, self.alpha,
+                                                     adaptive=True)
+        return self._adaptive_only
 
     def log_probs(self, tokens: Sequence[int]) -> np.ndarray:
         """(T, 256): row t = log p(· | tokens[:t]) (computed exactly as a session does)."""

@@ -7,7 +7,10 @@ context`` and dense rows) and each batch row's *online* counts, kept sparse — 
 ``(row, order, context)`` to a slot, and a slot holds n(c), u(c) and a short linked list of
 (byte, count) entries; a slot whose list reaches ``PROMOTE`` distinct bytes (low orders: the
 order-0 context, frequent order-1 contexts) moves to a dense 256-wide row, so no step walks a
-long, cache-hostile list. The mixture is computed from the lowest order up,
+long, cache-hostile list. With ``shared`` every row uses row 0's online counts (the
+compressor's lanes: parts of one file coded in lockstep, adapting together; rows read the
+counts of the steps before and are counted in row order, identically when decoding). The
+mixture is computed from the lowest order up,
 
     p_{-1}(b) = 1/256,   p_k(b) = (n_train(c_k, b) + n_online(c_k, b) + u_k p_{k-1}(b)) / (n_k + u_k)
 
@@ -113,8 +116,10 @@ def mixture_probs(out: np.ndarray, rows_out: np.ndarray, slots_out: np.ndarray,
                   tu: np.ndarray, hkeys: np.ndarray, hslot: np.ndarray, sn: np.ndarray,
                   su: np.ndarray, shead: np.ndarray, sdense: np.ndarray, dense: np.ndarray,
                   ebyte: np.ndarray, ecount: np.ndarray, enext: np.ndarray, witten_bell: bool,
-                  alpha: float) -> None:
+                  alpha: float, shared: bool) -> None:
     """out (B, 256) float64 <- next-byte probabilities of every row; ctx (orders, B).
+    shared: every row reads (and ``update_counts`` writes) one set of online counts instead of
+    its own.
     rows_out, slots_out (orders, B) <- the trained row and online slot (-1: none) of every
     context looked up, which ``update_counts`` reuses for the same contexts.
 
@@ -134,7 +139,7 @@ def mixture_probs(out: np.ndarray, rows_out: np.ndarray, slots_out: np.ndarray,
         for k in range(n_orders):
             c = ctx[k, b]
             row = _trained_row(tkeys, trow, (np.int64(k) << 56) | c)
-            slot = _find_slot(hkeys, hslot, _online_key(b, k, orders, c))
+            slot = _find_slot(hkeys, hslot, _online_key(0 if shared else b, k, orders, c))
             rows_out[k, b] = row
             slots_out[k, b] = slot
             n = tn[row]
@@ -186,23 +191,27 @@ def update_counts(tokens: np.ndarray, ctx: np.ndarray, n_orders: int, tkeys: np.
                   counts: np.ndarray, hkeys: np.ndarray, hslot: np.ndarray, sn: np.ndarray,
                   su: np.ndarray, shead: np.ndarray, slen: np.ndarray, sdense: np.ndarray,
                   dense: np.ndarray, ebyte: np.ndarray, ecount: np.ndarray, enext: np.ndarray,
-                  used: np.ndarray) -> None:
-    """Count ``tokens`` (B,) after each row's current contexts of orders < n_orders.
+                  used: np.ndarray, shared: bool) -> None:
+    """Count ``tokens`` (B,) after each row's current contexts of orders < n_orders (into one
+    set of counts for all rows if ``shared``, in row order).
 
     used = [slots, entries, dense rows used]; the caller guarantees room for orders·B more of
     each. looked_up: ``rows_in``/``slots_in`` hold ``mixture_probs``' lookups of these very
     contexts (a slot of -1 is absent: rows have distinct keys, so it is created without a
-    search); otherwise every context is looked up here.
+    search, unless ``shared``: an earlier row of this step may have created it); otherwise every
+    context is looked up here.
     """
     orders = ctx.shape[0]
     for b in range(tokens.size):
         sym = tokens[b]
         for k in range(n_orders):
             c = ctx[k, b]
-            okey = _online_key(b, k, orders, c)
+            okey = _online_key(0 if shared else b, k, orders, c)
             if looked_up:
                 row = rows_in[k, b]
                 slot = slots_in[k, b]
+                if slot < 0 and shared:
+                    slot = _find_slot(hkeys, hslot, okey)
             else:
                 row = _trained_row(tkeys, trow, (np.int64(k) << 56) | c)
                 slot = _find_slot(hkeys, hslot, okey)
@@ -341,7 +350,7 @@ def block_probs(floored: np.ndarray, p_sym: np.ndarray, tokens: np.ndarray, star
                 hkeys: np.ndarray, hslot: np.ndarray, sn: np.ndarray, su: np.ndarray,
                 shead: np.ndarray, slen: np.ndarray, sdense: np.ndarray, dense: np.ndarray,
                 ebyte: np.ndarray, ecount: np.ndarray, enext: np.ndarray, used: np.ndarray,
-                witten_bell: bool, alpha: float) -> int:
+                witten_bell: bool, alpha: float, shared: bool) -> int:
     """K rounds of (mixture_probs -> floor_rows -> update_counts -> advance) for B rows whose
     next K tokens are known (``tokens`` (K, B)): floored (K, B, 256) <- what the decoder's
     ``floor_pdf(next_probs())`` gives at each step, p_sym (K, B) <- the unfloored probability
@@ -363,7 +372,7 @@ def block_probs(floored: np.ndarray, p_sym: np.ndarray, tokens: np.ndarray, star
         n_orders = min(order, hist + step) + 1
         mixture_probs(out, rows, slots, ctx, n_orders, tkeys, trow, indptr, indices, values,
                       tn, tu, hkeys, hslot, sn, su, shead, sdense, dense, ebyte, ecount, enext,
-                      witten_bell, alpha)
+                      witten_bell, alpha, shared)
         fl, ok = floor_rows(out, eps)
         if not ok:
             return -1
@@ -373,6 +382,6 @@ def block_probs(floored: np.ndarray, p_sym: np.ndarray, tokens: np.ndarray, star
         if adaptive:
             update_counts(tokens[step], ctx, n_orders, tkeys, trow, rows, slots, True, counts,
                           hkeys, hslot, sn, su, shead, slen, sdense, dense, ebyte, ecount, enext,
-                          used)
+                          used, shared)
         advance_contexts(ctx, tokens[step], masks)
     return tokens.shape[0]
