@@ -62,6 +62,8 @@ SINGLE_RUN = {
     "vertibench.beta_controls_correlation": "the worst |beta_hat - beta| over every dataset, "
                                             "beta and GA seed, with a beta-blind splitter read "
                                             "by the same rule",
+    "emo.bound_exact": "the DEMD bound and its gradient checked exactly against closed forms",
+    "llemma.minerva_checker": "a fixed 142-pair answer table scored exactly; no sampling",
 }
 
 
