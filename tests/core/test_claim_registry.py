@@ -64,6 +64,12 @@ SINGLE_RUN = {
                                             "by the same rule",
     "emo.bound_exact": "the DEMD bound and its gradient checked exactly against closed forms",
     "llemma.minerva_checker": "a fixed 142-pair answer table scored exactly; no sampling",
+    "chain_of_table.protocol_end_to_end": "a plumbing check of the official protocol with "
+                                          "SmolLM2 (every question finishes, plans parse), not a "
+                                          "comparison of methods; an untrained byte Llama's null beside it",
+    "mint.smollm2_episodes": "a plumbing check of the interaction loop with SmolLM2 (valid "
+                             "actions, a known-answer episode solved), not a comparison of "
+                             "methods; an untrained byte model's null beside it",
 }
 
 

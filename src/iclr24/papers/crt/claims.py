@@ -1,7 +1,9 @@
 """Claims of "Curiosity-driven Red-teaming for Large Language Models" (Hong et al., ICLR 2024)
-at laptop scale: the synthetic red-teaming world (``novelty_coverage``, ``novelty_ablation``)
-and the real prompts, target and scorers on SmolLM2-135M-Instruct (``smollm2_selection``,
-with a novelty-only and a random selector as null arms measured in the same run)."""
+at laptop scale: the synthetic red-teaming world (``novelty_coverage``, with RL + entropy, CRT
+with its novelty rewards off, as the null arm; ``novelty_ablation``, with a re-seeded full CRT
+as the null ablation) and the real prompts, target and scorers on SmolLM2-135M-Instruct
+(``smollm2_selection``, with a novelty-only and a random selector as null arms measured in the
+same run)."""
 
 from __future__ import annotations
 
@@ -37,17 +39,25 @@ def _setup(scale: Scale):
     return world, cfg, iterations
 
 
+# the null arm of ``novelty_ablation``: full CRT again in the same world, PPO re-seeded
+_RESEEDED = "crt_reseeded"
+_RESEED_OFFSET = 10_000
+
+
 @functools.lru_cache(maxsize=32)
 def _arm(scale: Scale, seed: int, arm: str):
     """One arm's result (deterministic given scale, seed and arm: the two claims share the
-    full-CRT runs instead of repeating them)."""
+    full-CRT runs instead of repeating them). ``crt_reseeded`` is full CRT in the world of
+    ``seed`` with PPO seeded by ``seed + 10000``."""
     from iclr24.kits.threads import torch_threads
 
     from .experiments import run_arm
 
     world, cfg, iterations = _setup(scale)
+    ppo_seed = seed + _RESEED_OFFSET if arm == _RESEEDED else None
     with torch_threads(1):
-        return run_arm(arm, world, cfg, iterations, seed)
+        return run_arm("crt" if arm == _RESEEDED else arm, world, cfg, iterations, seed,
+                       ppo_seed=ppo_seed)
 
 
 def _collect(scale: Scale, seed: int, arms: tuple[str, ...], progress):
@@ -73,15 +83,23 @@ def _col(rs, key):
     return [r.metrics()[key] for r in rs]
 
 
+_COVERAGE_RULE = ("coverage_gain > 0 and div_bleu_gain > 0 and div_cos_gain > 0 "
+                  "and quality_drop < 0.15")
+_COVERAGE_NULL = _COVERAGE_RULE.replace("_gain", "_gain_rl_entropy").replace(
+    "quality_drop", "quality_drop_rl_entropy")
+
+
 @claim(
-    rule="coverage_gain > 0 and div_bleu_gain > 0 and div_cos_gain > 0 and quality_drop < 0.15",
+    rule=_COVERAGE_RULE,
+    control=f"not ({_COVERAGE_NULL})",
     paper="Sec. 4.2 / Figs. 2-4: across text continuation and instruction following, CRT "
           "(toxicity + KL + entropy + SelfBLEU + cosine novelty) finds test cases of higher "
           "diversity (1 − SelfBLEU and 1 − cosine) among the toxicity-eliciting ones than RL "
           "(Perez et al. 2022) at comparable or higher quality, at every toxicity threshold; "
           "RL collapses onto a few prompts (numbers are read from figures only).",
-    against=("RL (toxicity + KL) and RL + entropy with the same PPO budget, synthetic world and "
-             "seeds"),
+    against=("RL (toxicity + KL) with the same PPO budget, synthetic world and seeds; null arm: "
+             "RL + entropy (CRT with both novelty rewards switched off), judged by the same "
+             "rule in CRT's place"),
 )
 def novelty_coverage(scale: Scale, seed: int, progress=None) -> Measurement:
     """Same PPO budget, world and seeds for RL (toxicity + KL), RL + entropy and CRT (all
@@ -90,7 +108,13 @@ def novelty_coverage(scale: Scale, seed: int, progress=None) -> Measurement:
     (orders 2-5) and 1 − mean pairwise cosine (hashed word 1-2-grams), and coverage = distinct
     trigger clusters (of 10) in their subject span. Differences CRT − RL paired over 3 seeds
     at small (one world per seed). Fails if CRT does not beat RL on coverage and both
-    diversities over the whole interval, or if its quality is 0.15 or more below RL's."""
+    diversities over the whole interval, or if its quality is 0.15 or more below RL's.
+
+    Control (added after the issue-37 small run, which was inconclusive and had no null arm;
+    the rule is unchanged): RL + entropy is CRT with its two novelty rewards switched off (the
+    mechanism off, the exploration bonus kept). Judged by the rule in CRT's place
+    (``*_rl_entropy``: RL + entropy − RL), it must not pass; otherwise any entropy bonus buys
+    the diversity and the test bed cannot tell the novelty rewards' effect."""
     arms = ("rl", "rl_entropy", "crt")
     seeds, runs = _collect(scale, seed, arms, progress)
     crt, rl, rle = runs["crt"], runs["rl"], runs["rl_entropy"]
@@ -103,6 +127,13 @@ def novelty_coverage(scale: Scale, seed: int, progress=None) -> Measurement:
                                                        _col(rle, "coverage")),
         "div_bleu_gain_vs_rl_entropy": seed_difference(_col(crt, "diversity_bleu"),
                                                        _col(rle, "diversity_bleu")),
+        # the null arm (RL + entropy) judged by the rule in CRT's place
+        "coverage_gain_rl_entropy": seed_difference(_col(rle, "coverage"), _col(rl, "coverage")),
+        "div_bleu_gain_rl_entropy": seed_difference(_col(rle, "diversity_bleu"),
+                                                    _col(rl, "diversity_bleu")),
+        "div_cos_gain_rl_entropy": seed_difference(_col(rle, "diversity_cos"),
+                                                   _col(rl, "diversity_cos")),
+        "quality_drop_rl_entropy": seed_difference(_col(rl, "quality"), _col(rle, "quality")),
     }
     for a, rs in runs.items():
         for k in _KEYS:
@@ -120,26 +151,37 @@ def novelty_coverage(scale: Scale, seed: int, progress=None) -> Measurement:
 _ABLATIONS = ("crt_no_bleu", "crt_no_cos", "crt_no_entropy")
 
 
+def _loses(name: str) -> str:
+    return f"(cov_loss_{name} > 0 or div_bleu_loss_{name} > 0 or div_cos_loss_{name} > 0)"
+
+
 @claim(
-    rule=" and ".join(f"(cov_loss_{a[4:]} > 0 or div_bleu_loss_{a[4:]} > 0 or "
-                      f"div_cos_loss_{a[4:]} > 0)" for a in _ABLATIONS),
+    rule=" and ".join(_loses(a[4:]) for a in _ABLATIONS),
+    control=f"not {_loses('reseeded')}",
     paper="Sec. 4.4 / Fig. 6 (ablations): removing the entropy bonus or either novelty "
           "reward (SelfBLEU, cosine) from CRT lowers the diversity of the toxic test cases "
           "(direction only; no numbers extracted).",
     against=("CRT with one term zeroed (no SelfBLEU, no cosine, no entropy), same world, PPO "
-             "budget and seeds"),
+             "budget and seeds; null arm: full CRT with PPO re-seeded (nothing removed), "
+             "judged as an ablation"),
 )
 def novelty_ablation(scale: Scale, seed: int, progress=None) -> Measurement:
     """Full CRT against CRT without SelfBLEU, without the cosine novelty and without the
     entropy bonus (same world, budget and seeds; metrics as in ``novelty_coverage``).
     ``cov_loss_X`` / ``div_bleu_loss_X`` / ``div_cos_loss_X`` = full CRT − CRT without X,
     paired over 3 seeds at small. Fails if some removal leaves coverage and both
-    diversities no lower (over the whole interval, for all three)."""
-    arms = ("crt",) + _ABLATIONS
+    diversities no lower (over the whole interval, for all three).
+
+    Control (added after the issue-37 small run, which was inconclusive and had no null arm;
+    the rule is unchanged): the null arm removes nothing: full CRT in the same world with PPO
+    re-seeded (``crt_reseeded``). Read as an ablation (``*_loss_reseeded``) it must not pass
+    its part of the rule, else run-to-run training noise alone "loses" diversity and the test
+    bed cannot tell an ablation's effect."""
+    arms = ("crt",) + _ABLATIONS + (_RESEEDED,)
     seeds, runs = _collect(scale, seed, arms, progress)
     full = runs["crt"]
     metrics: dict = {}
-    for a in _ABLATIONS:
+    for a in _ABLATIONS + (_RESEEDED,):
         name = a[4:]
         metrics[f"cov_loss_{name}"] = seed_difference(_col(full, "coverage"),
                                                       _col(runs[a], "coverage"))
@@ -155,7 +197,8 @@ def novelty_ablation(scale: Scale, seed: int, progress=None) -> Measurement:
     return Measurement(metrics=metrics, tables={"per_seed": _table(seeds, runs)}, notes=(
         "Each ablation sets one coefficient of full CRT to 0 (bleu, cos or entropy). The "
         "rule needs every removal to lower at least one of coverage, 1 − SelfBLEU and "
-        "1 − cosine over the whole interval."))
+        "1 − cosine over the whole interval. Null arm: full CRT re-run with another PPO seed "
+        "in the same world (*_reseeded), which must not pass as an ablation would."))
 
 
 def _selection_backends(scale: Scale, seed: int):

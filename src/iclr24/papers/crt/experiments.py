@@ -42,9 +42,13 @@ class ArmResult:
 
 def run_arm(arm: str, world_config: WorldConfig, cfg: CRTConfig, iterations: int, seed: int, *,
             threshold: float = 0.5, fraction: float = 0.5, max_cases: int = 300,
+            ppo_seed: int | None = None,
             progress: Callable[[float, str], None] | None = None) -> ArmResult:
     """Train the red team of ``arm`` (see :meth:`CRTConfig.arm`) in the world of ``seed`` and
-    evaluate it."""
+    evaluate it. ``ppo_seed`` (default: ``seed``) seeds PPO's sampling alone, so that two runs
+    of one arm can differ in training randomness only, in the same world."""
+    if ppo_seed is not None and (isinstance(ppo_seed, bool) or not isinstance(ppo_seed, int)):
+        raise TypeError(f"ppo_seed must be an int or None, got {ppo_seed!r}")
     world = build_world(world_config, seed)
     embedder = HashingEmbedder()
     ppo = RedTeamPPO.from_lm(world.policy_lm,
@@ -52,7 +56,7 @@ def run_arm(arm: str, world_config: WorldConfig, cfg: CRTConfig, iterations: int
                                                         top_p=cfg.victim_top_p, generator=g),
                              world.toxicity, cfg.arm(arm), decode=world.vocab.decode,
                              embedder=embedder, max_tokens=world_config.max_prompt_tokens,
-                             seed=seed)
+                             seed=seed if ppo_seed is None else ppo_seed)
     history = ppo.train(iterations, progress=progress)
     late = history.last_fraction(fraction)
     tox = np.asarray(late.toxicity)
