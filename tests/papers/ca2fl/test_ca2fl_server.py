@@ -23,7 +23,6 @@ from iclr24.papers.ca2fl import (
     run_least_squares,
 )
 
-
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
@@ -139,6 +138,20 @@ def test_ca2fl_bad_input():
         CA2FL(x0, 2, 2, cache_dtype="float16")
     with pytest.raises(ValueError, match="buffer_size"):
         CA2FL(x0, 2, 0)
+
+
+@pytest.mark.parametrize("lr", [0.0, -1.0, float("nan"), float("inf")])
+def test_server_lr_must_be_finite_and_positive(lr):
+    """Issue 38: NaN passed the old ``<= 0`` test and turned the model into NaN."""
+    with pytest.raises(ValueError, match="server_lr must be a finite number > 0"):
+        CA2FL(torch.zeros(2), 2, 1, server_lr=lr)
+    with pytest.raises(ValueError, match="server_lr"):
+        ca2fl_round(torch.zeros(2), torch.zeros(2, 2), torch.zeros(2), [(0, torch.ones(2))],
+                    server_lr=lr)
+    for bad in (True, "1.0", None):
+        with pytest.raises(TypeError, match="server_lr must be a real number"):
+            CA2FL(torch.zeros(2), 2, 1, server_lr=bad)
+    assert CA2FL(torch.zeros(2), 2, 1, server_lr=np.float32(0.5)).server_lr == 0.5
 
 
 def test_least_squares_minimiser_is_stationary():

@@ -4,8 +4,13 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iclr24.papers.fedimpro import ClassGaussianBank, aggregate_class_gaussians, privatize
-
+from iclr24.papers.fedimpro import (
+    ClassGaussianBank,
+    aggregate_class_gaussians,
+    check_noise_std,
+    class_moments,
+    privatize,
+)
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -115,3 +120,68 @@ def test_privatize():
     assert (a["std"] >= 0).all() and (a["std"] == 0).any()
     with pytest.raises(ValueError, match="noise_std"):
         privatize(st_, -0.1)
+
+
+def test_class_moments_match_per_class_torch_moments():
+    g = torch.Generator().manual_seed(3)
+    z = torch.randn(40, 5, generator=g, dtype=torch.float64) * 3 + 1
+    y = torch.randint(0, 3, (40,), generator=g)
+    y[0] = 3  # class 3 seen once; class 4 absent
+    n, mean, std = class_moments(z, y, 5)
+    pop_n, pop_mean, pop_std = class_moments(z, y, 5, unbiased=False)
+    assert n.tolist() == torch.bincount(y, minlength=5).double().tolist()
+    for c in range(3):
+        zc = z[y == c]
+        assert torch.allclose(mean[c], zc.mean(0))
+        assert torch.allclose(std[c], zc.std(0))
+        assert torch.allclose(pop_std[c], zc.std(0, unbiased=False))
+    assert torch.equal(pop_n, n) and torch.equal(pop_mean, mean)
+    assert torch.allclose(mean[3], z[0]) and torch.all(std[3] == 0)  # one sample: std 0
+    assert torch.all(mean[4] == 0) and torch.all(std[4] == 0)  # absent class
+
+
+def test_nan_features_are_refused_not_folded_into_the_bank():
+    bank = ClassGaussianBank(2, 3, nominal_count=4.0)
+    before = bank.state_dict()
+    z = torch.ones(4, 3)
+    z[1, 2] = float("nan")
+    with pytest.raises(ValueError, match="z has NaN or inf"):
+        bank.update(z, torch.tensor([0, 0, 1, 1]))
+    z[1, 2] = float("inf")
+    with pytest.raises(ValueError, match="z has NaN or inf"):
+        class_moments(z, torch.tensor([0, 0, 1, 1]), 2)
+    assert torch.equal(bank.mean, before["mean"]) and torch.equal(bank.std, before["std"])
+
+
+def test_negative_or_nan_std_is_refused_not_squared_away():
+    good = {"mean": torch.zeros(2, 2), "std": torch.ones(2, 2)}
+    bad = {"mean": torch.zeros(2, 2), "std": -torch.ones(2, 2)}
+    with pytest.raises(ValueError, match=r"states\[1\]\['std'\] must be >= 0"):
+        aggregate_class_gaussians([good, bad], [[1, 1], [1, 1]])
+    nan_mean = {"mean": torch.full((2, 2), float("nan")), "std": torch.ones(2, 2)}
+    with pytest.raises(ValueError, match=r"states\[0\]\['mean'\] has NaN"):
+        aggregate_class_gaussians([nan_mean, good], [[1, 1], [1, 1]])
+    with pytest.raises(ValueError, match="needs keys"):
+        aggregate_class_gaussians([{"mean": torch.zeros(2, 2)}], [[1, 1]])
+    bank = ClassGaussianBank(2, 2, ema="official")
+    with pytest.raises(ValueError, match=r"state\['std'\] must be >= 0"):
+        bank.load_state_dict(bad)
+    with pytest.raises(ValueError, match=r"state\['std'\] has NaN"):
+        bank.load_state_dict({"mean": torch.zeros(2, 2), "std": torch.full((2, 2), float("nan"))})
+
+
+@pytest.mark.parametrize("noise", [float("nan"), float("inf"), -0.1])
+def test_nan_or_negative_noise_is_refused(noise):
+    st_ = {"mean": torch.zeros(2, 2), "std": torch.ones(2, 2)}
+    with pytest.raises(ValueError, match="noise_std must be a finite number >= 0"):
+        privatize(st_, noise)
+    with pytest.raises(ValueError, match="noise_std"):
+        check_noise_std(noise)
+
+
+def test_noise_std_must_be_a_number():
+    with pytest.raises(TypeError, match="noise_std must be a real number"):
+        check_noise_std("0.1")
+    with pytest.raises(TypeError, match="noise_std"):
+        check_noise_std(True)
+    assert check_noise_std(0) == 0.0

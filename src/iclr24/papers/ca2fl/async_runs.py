@@ -6,6 +6,9 @@ FedAsync, which updates on every arrival: T * M arrivals), as the spec asks.
 
 - :func:`run_least_squares`: the convex two-cluster problem (fast cluster mean job time 1, slow
   cluster 5, exponential), distance ``||x_T - x*||`` to the global minimiser.
+- :class:`ShuffledSlotCA2FL`: the null arm of claim ``bias_removal`` (issue 38): CA²FL whose
+  arrivals are filed under a uniformly random cache slot instead of their own client's, so the
+  per-client calibration is broken while the machinery (N slots, h_t, the 1/M correction) stays.
 - :func:`run_digits`: sklearn digits over 30 clients with a Dirichlet label split, MLP 64-64-10,
   5 local SGD steps (batch 16, lr 0.05); client mean job times LogNormal(0, 1), 4x faster for the
   half of the clients whose majority class is smallest (speed correlated with label skew).
@@ -43,13 +46,38 @@ from .server import CA2FL
 __all__ = [
     "AsyncConfig",
     "Method",
+    "ShuffledSlotCA2FL",
     "digits_mlp",
     "make_aggregator",
     "run_digits",
     "run_least_squares",
 ]
 
-Method = Literal["ca2fl", "fedbuff", "fedasync"]
+Method = Literal["ca2fl", "fedbuff", "fedasync", "ca2fl_shuffled"]
+
+
+class ShuffledSlotCA2FL(CA2FL):
+    """Null arm: CA²FL with each arrival filed under a random slot j ~ U{0..N-1} (seeded).
+
+    Every step still averages N cached updates and corrects with ``delta - h_j``, but h_j is not
+    the arriving client's own previous update, so the caches hold a sample of recent updates
+    drawn in proportion to arrival frequency (dominated by fast clients, as FedBuff's buffer).
+    If CA²FL's gain came from the extra averaging rather than from per-client calibration, this
+    arm would show it too.
+    """
+
+    def __init__(self, x0: torch.Tensor, num_clients: int, buffer_size: int,
+                 server_lr: float = 1.0, *, seed: int = 0) -> None:
+        super().__init__(x0, num_clients, buffer_size, server_lr)
+        self._slots = np.random.default_rng(seed)
+
+    def on_arrival(self, client_id: int, delta: torch.Tensor, staleness: int,
+                   base: torch.Tensor | None = None) -> bool:
+        if not isinstance(client_id, int) or not 0 <= client_id < self.num_clients:
+            raise ValueError(f"client_id must be an int in [0, {self.num_clients}), "
+                             f"got {client_id!r}")
+        slot = int(self._slots.integers(self.num_clients))  # the wrong client's cache
+        return super().on_arrival(slot, delta, staleness, base)
 
 
 @dataclass(frozen=True)
@@ -63,20 +91,25 @@ class AsyncConfig:
     fedasync_exponent: float = 0.5
 
 
-def make_aggregator(method: Method, x0: torch.Tensor, num_clients: int, cfg: AsyncConfig):
-    """CA²FL / FedBuff / FedAsync over the flat initial model x0."""
+def make_aggregator(method: Method, x0: torch.Tensor, num_clients: int, cfg: AsyncConfig,
+                    *, seed: int = 0):
+    """CA²FL / FedBuff / FedAsync (or the null arm ``"ca2fl_shuffled"``, whose random slots
+    come from ``seed``) over the flat initial model x0."""
     if method == "ca2fl":
         return CA2FL(x0, num_clients, cfg.buffer_size, cfg.server_lr)
+    if method == "ca2fl_shuffled":
+        return ShuffledSlotCA2FL(x0, num_clients, cfg.buffer_size, cfg.server_lr, seed=seed)
     if method == "fedbuff":
         return FedBuff(x0, cfg.buffer_size, cfg.server_lr)
     if method == "fedasync":
         return FedAsync(x0, cfg.fedasync_alpha, cfg.fedasync_exponent)
-    raise ValueError(f"method must be 'ca2fl', 'fedbuff' or 'fedasync', got {method!r}")
+    raise ValueError(f"method must be 'ca2fl', 'fedbuff', 'fedasync' or 'ca2fl_shuffled', "
+                     f"got {method!r}")
 
 
 def _run(method: Method, clients, x0, delays, cfg: AsyncConfig, server_updates: int, seed: int,
          eval_fn, progress) -> History:
-    agg = make_aggregator(method, x0, len(clients), cfg)
+    agg = make_aggregator(method, x0, len(clients), cfg, seed=derive_seed(seed, "slots"))
     sim = AsyncSimulator(clients, agg, concurrency=cfg.concurrency, delays=delays,
                          seed=derive_seed(seed, "sim"))
     # equal client arrivals for every method: T server updates of M arrivals

@@ -28,6 +28,8 @@ pure function of (x, caches, global cache, arrivals).
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Sequence
 from typing import Literal
 
@@ -36,6 +38,15 @@ import torch
 from iclr24.kits.federated import check_update
 
 __all__ = ["CA2FL", "ca2fl_round", "dequantize_int8", "quantize_int8"]
+
+
+def _check_server_lr(server_lr: object) -> float:
+    """eta must be a finite real number > 0 (NaN would pass a plain ``<= 0`` test and poison x)."""
+    if isinstance(server_lr, bool) or not isinstance(server_lr, numbers.Real):
+        raise TypeError(f"server_lr must be a real number, got {type(server_lr).__name__}")
+    if not (math.isfinite(server_lr) and server_lr > 0):
+        raise ValueError(f"server_lr must be a finite number > 0, got {server_lr!r}")
+    return float(server_lr)
 
 
 def quantize_int8(v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -66,6 +77,7 @@ def ca2fl_round(params: torch.Tensor, caches: torch.Tensor, global_cache: torch.
         raise ValueError(f"caches must have shape (N, {params.shape[0]}), got {tuple(caches.shape)}")
     if len(arrivals) == 0:
         raise ValueError("arrivals must hold at least one (client_id, delta) pair")
+    server_lr = _check_server_lr(server_lr)
     h = caches.clone()
     acc = torch.zeros_like(params)
     for client, delta in arrivals:
@@ -96,8 +108,7 @@ class CA2FL:
             raise ValueError(f"num_clients must be a positive int, got {num_clients!r}")
         if not isinstance(buffer_size, int) or buffer_size < 1:
             raise ValueError(f"buffer_size must be a positive int, got {buffer_size!r}")
-        if server_lr <= 0:
-            raise ValueError(f"server_lr must be > 0, got {server_lr}")
+        server_lr = _check_server_lr(server_lr)
         cache_dtype = cache_dtype or str(x0.dtype).removeprefix("torch.")
         if cache_dtype not in ("float32", "float64", "int8"):
             raise ValueError(f"cache_dtype must be 'float32', 'float64' or 'int8', "
@@ -112,7 +123,7 @@ class CA2FL:
         self._params = x0.detach().clone()
         self.num_clients = num_clients
         self.buffer_size = buffer_size
-        self.server_lr = float(server_lr)
+        self.server_lr = server_lr
         self.cache_dtype = cache_dtype
         self._caches = torch.zeros(num_clients, x0.numel(), dtype=store, device=x0.device)
         self._scales = torch.ones(num_clients, dtype=x0.dtype, device=x0.device)

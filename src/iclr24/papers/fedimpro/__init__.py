@@ -14,10 +14,14 @@ How the code maps to the paper / official code
 - :mod:`.split_network`: ``SplitNet`` (f = H o L), ``split_sequential``, the digits MLP.
 - :mod:`.feature_bank`: ``ClassGaussianBank`` (mu ~ U(0,1), sigma = sigma_max init, running
   per-class update, sigma <= sigma_max, class-balanced sampling), ``aggregate_class_gaussians``
-  (law of total variance, per-class weights), ``privatize`` (noise on shared statistics).
+  (law of total variance, per-class weights), ``privatize`` (noise on shared statistics),
+  ``class_moments``; NaN/inf features, negative or NaN sigma and NaN noise are refused.
 - :mod:`.local_update`: the weight schedules (official "gradual2half" default), the split loss,
-  ``fedimpro_local_train``, ``FedImproClient`` and ``FedImproServer`` for the kit's simulator.
-- :mod:`.diagnostics`: ``gradient_dissimilarity`` and per-client head gradients.
+  ``fedimpro_local_train``, ``FedImproClient`` and ``FedImproServer`` for the kit's simulator
+  (``share_statistics=False``: the no-sharing ablation), ``ExactStatisticsServer`` /
+  ``exact_class_gaussians`` (exact statistics of all clients: the positive control).
+- :mod:`.diagnostics`: ``gradient_drift`` (mean_k ||g_k - g_bar||^2, judged), the normalised
+  ``gradient_dissimilarity`` (reported) and per-client head gradients.
 - :mod:`.simulation`: ``simulate("fedavg" | "fedprox" | "fedimpro", ...)`` on the kit, and
   ``train_centralised`` (the same MLP on the union of the clients' data, the reference that
   chose the claims' federated task).
@@ -33,6 +37,10 @@ count-based weight omega = n_c / N_c (N_c = the training set's per-class count) 
 official code's effective omega = 1 (available as ``ema="official"``). SCAFFOLD and FedNova are
 not implemented; FedAvg and FedProx are the baselines. The MLP has no BatchNorm, so the question of
 BN statistics from mixed real+synthetic batches (official behaviour) does not arise here.
+Not in the paper (issue 38): the claims also run FedImpro without sharing (the server never
+updates its bank; ``FedImproConfig(bank_sharing="none")``) and with exact sharing
+(``bank_sharing="exact"``), to judge what the *shared* statistics add to the class-balanced
+synthetic labels; client drift is judged unnormalised (``gradient_drift``).
 
 Usage::
 
@@ -44,12 +52,20 @@ Usage::
     hist.last_mean("accuracy", 5)
 """
 
-from .diagnostics import gradient_dissimilarity, head_gradient
-from .feature_bank import ClassGaussianBank, aggregate_class_gaussians, privatize
+from .diagnostics import gradient_dissimilarity, gradient_drift, head_gradient
+from .feature_bank import (
+    ClassGaussianBank,
+    aggregate_class_gaussians,
+    check_noise_std,
+    class_moments,
+    privatize,
+)
 from .local_update import (
+    ExactStatisticsServer,
     FedImproClient,
     FedImproServer,
     LocalResult,
+    exact_class_gaussians,
     fedimpro_local_train,
     fedimpro_loss,
     head_parameters,
@@ -60,16 +76,21 @@ from .split_network import SplitNet, digits_mlp, split_sequential
 
 __all__ = [
     "ClassGaussianBank",
+    "ExactStatisticsServer",
     "FedImproClient",
     "FedImproConfig",
     "FedImproServer",
     "LocalResult",
     "SplitNet",
     "aggregate_class_gaussians",
+    "check_noise_std",
+    "class_moments",
     "digits_mlp",
+    "exact_class_gaussians",
     "fedimpro_local_train",
     "fedimpro_loss",
     "gradient_dissimilarity",
+    "gradient_drift",
     "head_gradient",
     "head_parameters",
     "privatize",

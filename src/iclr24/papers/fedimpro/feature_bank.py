@@ -14,6 +14,12 @@ ICLR 2024, Sec. 4 (feature estimation and sharing); official code
   skipping the between-client term, would be wrong).
 - :func:`privatize`: Gaussian noise on the uploaded mu and sigma (the paper's privacy knob), sigma
   clamped at >= 0 afterwards.
+- :func:`class_moments`: per-class count, mean and std of a batch of features (what ``update``
+  folds in, and what the exact-statistics server of :mod:`.local_update` aggregates).
+
+Bad statistics are refused, never absorbed (issue 38): NaN/inf features in ``update``, NaN/inf
+or negative sigma in ``load_state_dict`` and ``aggregate_class_gaussians`` (a negative sigma
+would silently turn positive when squared), a NaN/inf or negative noise level in ``privatize``.
 
 Running-estimate weight (``ema``): the paper intends omega = n_c(batch) / N_c with N_c a nominal
 per-class count (``ema="count"``, our default). The official code computes omega from the size of
@@ -23,6 +29,8 @@ the last batch's; ``ema="official"`` reproduces that for parity.
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
@@ -31,7 +39,8 @@ import torch
 
 from iclr24.kits.federated import check_labels
 
-__all__ = ["ClassGaussianBank", "aggregate_class_gaussians", "privatize"]
+__all__ = ["ClassGaussianBank", "aggregate_class_gaussians", "check_noise_std", "class_moments",
+           "privatize"]
 
 BankState = dict[str, torch.Tensor]
 
@@ -42,6 +51,42 @@ def _as_tensor(a: torch.Tensor | np.ndarray, name: str) -> torch.Tensor:
     if not isinstance(a, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor or numpy array, got {type(a).__name__}")
     return a
+
+
+def _check_statistics(mean: torch.Tensor, std: torch.Tensor, name: str) -> None:
+    """ValueError naming ``name`` unless mean is finite and std is finite and >= 0."""
+    if not torch.isfinite(mean).all():
+        raise ValueError(f"{name}['mean'] has NaN or inf entries")
+    if not torch.isfinite(std).all():
+        raise ValueError(f"{name}['std'] has NaN or inf entries")
+    if (std < 0).any():
+        raise ValueError(f"{name}['std'] must be >= 0 (a standard deviation), got minimum "
+                         f"{float(std.min()):g}")
+
+
+@torch.no_grad()
+def class_moments(z: torch.Tensor, y: torch.Tensor, num_classes: int, *, unbiased: bool = True
+                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per-class moments of features z: (B, D) with labels y: (B,) in [0, num_classes).
+
+    Returns (n: (C,) counts, mean: (C, D), std: (C, D)). ``unbiased`` divides the variance by
+    n_c - 1 (as ``torch.std``), else by n_c. A class absent from the batch gets mean 0 and
+    std 0; with ``unbiased`` a class seen once gets std 0 (undefined: callers skip it).
+    """
+    if not isinstance(z, torch.Tensor) or z.ndim != 2:
+        raise ValueError(f"z must be a (B, D) tensor, got {tuple(getattr(z, 'shape', ()))}")
+    if not isinstance(y, torch.Tensor) or y.shape != (z.shape[0],):
+        raise ValueError(f"y must have shape ({z.shape[0]},), got "
+                         f"{tuple(getattr(y, 'shape', ()))}")
+    if not torch.isfinite(z).all():
+        raise ValueError("z has NaN or inf features; they would poison the class statistics")
+    check_labels(y, num_classes)
+    onehot = torch.nn.functional.one_hot(y.long(), num_classes).to(z.dtype)  # (B, C)
+    n = onehot.sum(0)  # n_c
+    mean = (onehot.T @ z) / n.clamp_min(1)[:, None]  # mean(z[y=c])
+    sq_dev = onehot.T @ (z * z) - n[:, None] * mean**2  # sum over y=c of (z - mean)^2
+    denom = (n - 1 if unbiased else n).clamp_min(1)[:, None]
+    return n, mean, (sq_dev / denom).clamp_min(0).sqrt()
 
 
 class ClassGaussianBank:
@@ -80,7 +125,8 @@ class ClassGaussianBank:
         return {"mean": self.mean.clone(), "std": self.std.clone()}
 
     def load_state_dict(self, state: Mapping[str, torch.Tensor | np.ndarray]) -> None:
-        """Load {"mean", "std"} of shape (C, D) (e.g. the server's aggregate)."""
+        """Load {"mean", "std"} of shape (C, D) (e.g. the server's aggregate); mean must be
+        finite, std finite and >= 0."""
         for key in ("mean", "std"):
             if key not in state:
                 raise ValueError(f"bank state needs key {key!r}; got {sorted(state)}")
@@ -88,8 +134,10 @@ class ClassGaussianBank:
             if tuple(v.shape) != (self.num_classes, self.dim):
                 raise ValueError(f"state[{key!r}] has shape {tuple(v.shape)}, expected "
                                  f"{(self.num_classes, self.dim)}")
-        self.mean = _as_tensor(state["mean"], "mean").to(self.mean.dtype).clone()
-        self.std = _as_tensor(state["std"], "std").to(self.std.dtype).clone()
+        mean = _as_tensor(state["mean"], "mean").to(self.mean.dtype).clone()
+        std = _as_tensor(state["std"], "std").to(self.std.dtype).clone()
+        _check_statistics(mean, std, "state")
+        self.mean, self.std = mean, std
 
     # -- local estimate
     @torch.no_grad()
@@ -98,21 +146,13 @@ class ClassGaussianBank:
 
         Per class c present: mu_c <- (1-w) mu_c + w mean(z[y=c]); sigma_c <- (1-w) sigma_c +
         w std(z[y=c]) (skipped for a single sample, whose std is undefined); sigma <= sigma_max.
+        NaN or inf features raise ValueError (they would poison every later estimate).
         """
         if z.ndim != 2 or z.shape[1] != self.dim:
             raise ValueError(f"z must have shape (B, {self.dim}), got {tuple(z.shape)}")
-        if y.shape != (z.shape[0],):
-            raise ValueError(f"y must have shape ({z.shape[0]},), got {tuple(y.shape)}")
-        check_labels(y, self.num_classes)
         z = z.detach().to(self.mean.dtype)
-        onehot = torch.nn.functional.one_hot(y.long(), self.num_classes).to(z.dtype)  # (B, C)
-        n = onehot.sum(0)  # n_c in this batch
-        s1 = onehot.T @ z
-        s2 = onehot.T @ (z * z)
+        n, batch_mean, batch_std = class_moments(z, y, self.num_classes)  # unbiased std
         present = n > 0
-        batch_mean = s1 / n.clamp_min(1)[:, None]
-        var = (s2 - n[:, None] * batch_mean**2) / (n - 1).clamp_min(1)[:, None]  # unbiased
-        batch_std = var.clamp_min(0).sqrt()
         if self.ema == "official":
             w = present.to(z.dtype)  # omega = 1 (the official code's effective weight)
         else:
@@ -145,10 +185,16 @@ def aggregate_class_gaussians(states: Sequence[Mapping[str, torch.Tensor | np.nd
 
     states: K dicts {"mean": (C, D), "std": (C, D)}; class_counts: (K, C) samples of class c at
     client k. Weights pi_{k,c} = n_{k,c} / sum_j n_{j,c} (a class nobody holds gets uniform
-    weights). Returns {"mean": (C, D), "std": (C, D)}.
+    weights). Returns {"mean": (C, D), "std": (C, D)}. A NaN/inf mean or std, or a negative
+    std (which squaring would silently turn positive), raises ValueError naming the state.
     """
     if len(states) == 0:
         raise ValueError("states must hold at least one client's statistics")
+    for i, s in enumerate(states):
+        if "mean" not in s or "std" not in s:
+            raise ValueError(f"states[{i}] needs keys 'mean' and 'std'; got {sorted(s)}")
+        _check_statistics(_as_tensor(s["mean"], f"states[{i}]['mean']"),
+                          _as_tensor(s["std"], f"states[{i}]['std']"), f"states[{i}]")
     means = torch.stack([_as_tensor(s["mean"], "mean").to(torch.float64) for s in states])
     stds = torch.stack([_as_tensor(s["std"], "std").to(torch.float64) for s in states])
     if means.shape != stds.shape or means.ndim != 3:
@@ -169,11 +215,21 @@ def aggregate_class_gaussians(states: Sequence[Mapping[str, torch.Tensor | np.nd
     return {"mean": mu.to(out_dtype), "std": var.sqrt().to(out_dtype)}
 
 
+def check_noise_std(noise_std: float) -> float:
+    """``noise_std`` as a float; TypeError unless a real number, ValueError unless finite and
+    >= 0 (NaN noise would turn every shared statistic into NaN)."""
+    if isinstance(noise_std, bool) or not isinstance(noise_std, numbers.Real):
+        raise TypeError(f"noise_std must be a real number, got {noise_std!r}")
+    if not math.isfinite(noise_std) or noise_std < 0:
+        raise ValueError(f"noise_std must be a finite number >= 0, got {noise_std}")
+    return float(noise_std)
+
+
 def privatize(state: Mapping[str, torch.Tensor], noise_std: float,
               generator: torch.Generator | None = None) -> BankState:
-    """Add N(0, s^2) noise to the uploaded mu and sigma (s = ``noise_std``); clamp sigma >= 0."""
-    if noise_std < 0:
-        raise ValueError(f"noise_std must be >= 0, got {noise_std}")
+    """Add N(0, s^2) noise to the uploaded mu and sigma (s = ``noise_std``, a finite number
+    >= 0); clamp sigma >= 0."""
+    check_noise_std(noise_std)
     mean, std = state["mean"], state["std"]
     if noise_std == 0:
         return {"mean": mean.clone(), "std": std.clone()}

@@ -12,6 +12,14 @@ Server (:class:`FedImproServer`): FedAvg by sample count for the model, and
 weight "label_size"): a client not sampled this round contributes the previous global statistics
 with its last class counts.
 
+Two server variants isolate what the sharing contributes (issue 38): ``FedImproServer(...,
+share_statistics=False)`` never updates its bank (every round the clients start from the
+initial bank, mu ~ U(0, 1), sigma = sigma_max, and see only their own local statistics: the
+class-balanced synthetic labels without any shared information; the ablation), and
+:class:`ExactStatisticsServer` replaces the clients' running estimates by the exact per-client
+class moments of every client's real features at the new global model, aggregated the same way
+(what perfect, current sharing would deliver; a positive control, not private).
+
 Weight schedules (``weight_schedule``): "gradual2half" (real 1, synthetic t/T_w; official README
 run), "gradualhalfhalf" (real 1 - w, synthetic w with w = 0.5 t/T_w), "milestone" (real only
 before T_w, synthetic only after), "default" (plain CE over the concatenation).
@@ -38,14 +46,22 @@ from iclr24.kits.federated import (
     minibatch_indices,
 )
 
-from .feature_bank import ClassGaussianBank, aggregate_class_gaussians, privatize
+from .feature_bank import (
+    ClassGaussianBank,
+    aggregate_class_gaussians,
+    check_noise_std,
+    class_moments,
+    privatize,
+)
 from .split_network import SplitNet
 
 __all__ = [
+    "ExactStatisticsServer",
     "FedImproClient",
     "FedImproServer",
     "LocalResult",
     "WeightSchedule",
+    "exact_class_gaussians",
     "fedimpro_local_train",
     "fedimpro_loss",
     "head_parameters",
@@ -109,6 +125,7 @@ def fedimpro_local_train(net: SplitNet, params: torch.Tensor, bank: ClassGaussia
     """
     if lr <= 0:
         raise ValueError(f"lr must be > 0, got {lr}")
+    check_noise_std(noise_std)  # before training, not after it
     if x.shape[0] != y.shape[0]:
         raise ValueError(f"x and y disagree on the number of samples: {x.shape[0]} vs {y.shape[0]}")
     weights = synthetic_weight(round_idx, weight_schedule, max_rounds)
@@ -163,6 +180,7 @@ class FedImproClient:
         if not torch.isfinite(x).all():
             raise ValueError("x has NaN or inf features")
         check_labels(y, num_classes)  # a label >= num_classes would index past the bank
+        noise_std = check_noise_std(noise_std)  # NaN noise would make every upload NaN
         self.net, self.x, self.y = net, x, y
         self.num_classes = num_classes
         self.dim = net.feature_dim(x)
@@ -192,14 +210,20 @@ class FedImproServer:
 
     Initial bank: mu ~ U(0, 1) (seeded), sigma = sigma_max. Remembers every client's last class
     counts so that clients not sampled in a round contribute the previous global statistics.
+    ``share_statistics=False`` is the ablation without sharing: the uploads are checked and the
+    counts kept, but the bank is never updated (clients always receive the initial bank).
     """
 
     def __init__(self, num_classes: int, dim: int, sigma_max: float = 0.1, *, seed: int = 0,
-                 server_lr: float = 1.0) -> None:
+                 server_lr: float = 1.0, share_statistics: bool = True) -> None:
+        if not isinstance(share_statistics, bool):
+            raise TypeError(f"share_statistics must be a bool, got {share_statistics!r}")
         gen = torch.Generator().manual_seed(seed)
         init = ClassGaussianBank(num_classes, dim, sigma_max, ema="official", generator=gen)
         self.bank: dict[str, torch.Tensor] = init.state_dict()
+        self.num_classes, self.sigma_max = num_classes, float(sigma_max)
         self.server_lr = server_lr
+        self.share_statistics = share_statistics
         self.counts: dict[int, np.ndarray] = {}
 
     def client_config(self, round_idx: int) -> dict[str, Any]:
@@ -209,6 +233,10 @@ class FedImproServer:
                   round_idx: int) -> torch.Tensor:
         new = fedavg_aggregate(params, [u.delta for u in updates],
                                [u.num_examples for u in updates], self.server_lr)
+        self._update_bank(new, updates)
+        return new
+
+    def _update_bank(self, new_params: torch.Tensor, updates: Sequence[ClientUpdate]) -> None:
         states, counts = [], []
         fresh = set()
         for u in updates:
@@ -219,12 +247,62 @@ class FedImproServer:
             self.counts[cid] = np.asarray(u.extras["class_counts"])
             states.append(u.extras["bank"])
             counts.append(self.counts[cid])
+        if not self.share_statistics:
+            return  # ablation: the bank stays the initial one
         for cid, c in sorted(self.counts.items()):  # unsampled clients: previous global stats
             if cid not in fresh:
                 states.append(self.bank)
                 counts.append(c)
         self.bank = aggregate_class_gaussians(states, np.stack(counts))
-        return new
+
+
+def exact_class_gaussians(net: SplitNet, params: torch.Tensor,
+                          client_data: Sequence[tuple[torch.Tensor, torch.Tensor]],
+                          num_classes: int, sigma_max: float) -> dict[str, torch.Tensor]:
+    """The bank that exact sharing would give at the global model ``params``: every client's
+    class moments of its real features z = L(x) (population std, capped at sigma_max as the
+    clients' banks cap theirs), aggregated by :func:`aggregate_class_gaussians` with the
+    clients' class counts. client_data: K pairs (x: (n_k, ...), y: (n_k,)). Returns
+    {"mean": (C, D), "std": (C, D)}."""
+    if len(client_data) == 0:
+        raise ValueError("client_data must hold at least one client's (x, y)")
+    if not sigma_max > 0:
+        raise ValueError(f"sigma_max must be > 0, got {sigma_max}")
+    load_flat_params(net, params)
+    states, counts = [], []
+    with torch.no_grad():
+        for x, y in client_data:
+            n, mean, std = class_moments(net.features(x), y, num_classes, unbiased=False)
+            states.append({"mean": mean, "std": std.clamp(max=sigma_max)})  # sigma <= s_max
+            counts.append(n.numpy())
+    return aggregate_class_gaussians(states, np.stack(counts))
+
+
+class ExactStatisticsServer(FedImproServer):
+    """FedImpro's server with perfect sharing (a positive control, not a private protocol):
+    after FedAvg, the bank is set to :func:`exact_class_gaussians` of *all* clients' data at
+    the new global model, instead of the aggregate of the clients' running estimates.
+
+    net: the model (a SplitNet, its parameters are overwritten); client_data: K pairs (x, y).
+    """
+
+    def __init__(self, net: SplitNet, client_data: Sequence[tuple[torch.Tensor, torch.Tensor]],
+                 num_classes: int, sigma_max: float = 0.1, *, seed: int = 0,
+                 server_lr: float = 1.0) -> None:
+        if len(client_data) == 0:
+            raise ValueError("client_data must hold at least one client's (x, y)")
+        for k, (x, y) in enumerate(client_data):
+            if x.shape[0] != y.shape[0]:
+                raise ValueError(f"client_data[{k}]: x has {x.shape[0]} rows but y has "
+                                 f"{y.shape[0]} labels")
+            check_labels(y, num_classes, name=f"client_data[{k}] labels")
+        super().__init__(num_classes, net.feature_dim(client_data[0][0]), sigma_max, seed=seed,
+                         server_lr=server_lr)
+        self.net, self.client_data = net, list(client_data)
+
+    def _update_bank(self, new_params: torch.Tensor, updates: Sequence[ClientUpdate]) -> None:
+        self.bank = exact_class_gaussians(self.net, new_params, self.client_data,
+                                          self.num_classes, self.sigma_max)
 
 
 def head_parameters(net: SplitNet) -> list[nn.Parameter]:

@@ -29,12 +29,14 @@ from iclr24.kits.federated import (
     run_synchronous,
 )
 
-from .local_update import FedImproClient, FedImproServer, WeightSchedule
+from .feature_bank import check_noise_std
+from .local_update import ExactStatisticsServer, FedImproClient, FedImproServer, WeightSchedule
 from .split_network import digits_mlp
 
 __all__ = ["FedImproConfig", "simulate", "train_centralised"]
 
 Algorithm = Literal["fedavg", "fedprox", "fedimpro"]
+BankSharing = Literal["clients", "none", "exact"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,11 @@ class FedImproConfig:
     lr 0.05, batch 32, 1 local epoch; sigma_max 0.1 (official ``fed_split_noise_std``); weight
     schedule gradual2half with T_w = the number of rounds (the official FEMNIST run uses
     T_w = max_epochs = 500); FedProx mu 0.01; privacy noise 0.
+
+    bank_sharing (FedImpro only): "clients" (the method: the server aggregates the clients'
+    uploaded estimates), "none" (ablation: the server never updates its initial bank, so the
+    clients share nothing; issue 38) or "exact" (positive control: the server sets the bank to
+    the exact class moments of all clients' features at the new global model).
     """
 
     lr: float = 0.05
@@ -56,6 +63,13 @@ class FedImproConfig:
     prox_mu: float = 0.01
     noise_std: float = 0.0
     hidden: int = 128
+    bank_sharing: BankSharing = "clients"
+
+    def __post_init__(self) -> None:
+        if self.bank_sharing not in ("clients", "none", "exact"):
+            raise ValueError(f"bank_sharing must be 'clients', 'none' or 'exact', got "
+                             f"{self.bank_sharing!r}")
+        check_noise_std(self.noise_std)
 
 
 def simulate(algorithm: Algorithm, data: TensorSplit, partitions: Sequence[np.ndarray],
@@ -89,8 +103,12 @@ def simulate(algorithm: Algorithm, data: TensorSplit, partitions: Sequence[np.nd
         else:
             clients.append(TorchClient(net, xs, ys, lr=config.lr, batch_size=config.batch_size,
                                        epochs=config.epochs, num_classes=data.num_classes))
-    if algorithm == "fedimpro":
-        server = FedImproServer(data.num_classes, config.hidden, config.sigma_max, seed=seed)
+    if algorithm == "fedimpro" and config.bank_sharing == "exact":
+        server = ExactStatisticsServer(net, [(c.x, c.y) for c in clients], data.num_classes,
+                                       config.sigma_max, seed=seed)
+    elif algorithm == "fedimpro":
+        server = FedImproServer(data.num_classes, config.hidden, config.sigma_max, seed=seed,
+                                share_statistics=config.bank_sharing == "clients")
     elif algorithm == "fedprox":
         server = FedProx(mu=config.prox_mu)
     else:
