@@ -1,5 +1,6 @@
 """World model: segmentation/alignment, canonical-order invariance, the frozen labeler, the
-training guards against held-out data, and reading predictions back."""
+training guards against held-out data, reading predictions back, the copy-the-frame reference,
+and image dtypes (uint8 pixels are scaled, never read as floats in [0, 255])."""
 
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ from iclr24.papers.cosmos import (
     COLORS,
     SHAPES,
     AlignedNPS,
+    AttributeClassifier,
     BlockPushingEnv,
     ConnectedComponentSegmenter,
     EntityEncoder,
@@ -17,9 +19,13 @@ from iclr24.papers.cosmos import (
     SlotAutoencoder,
     SpatialBroadcastDecoder,
     WorldModel,
+    as_float_images,
+    copy_frame_metrics,
     evaluate_world_model,
+    fit_attribute_classifier,
     fit_world_model,
     read_cells,
+    team_subset,
     train_attribute_labeler,
     warm_start_autoencoder,
 )
@@ -162,3 +168,73 @@ def test_read_cells_and_evaluation_on_known_answers(env, data):
     batch = model.prepare(test.images, test.actions, test.next_images)
     ev = evaluate_world_model(Oracle(), batch, test.atoms, test.next_cells, protos)
     assert ev["mse"] == 0.0 and ev["position_accuracy"] == 1.0 and ev["scene_accuracy"] == 1.0
+
+
+def test_copy_frame_metrics_known_answers(env, data):
+    """Copying the frame gets exactly the objects that did not move right."""
+    _, test = data
+    c = copy_frame_metrics(test, env.cell_prototypes(), env.grid)
+    assert c["mse"] == pytest.approx(float(((test.images - test.next_images) ** 2).mean()))
+    assert c["mse_per_transition"].shape == (len(test),)
+    stayed = (test.cells == test.next_cells).all(-1)                    # (N, K)
+    assert 0 < stayed.mean() < 1
+    assert c["position_accuracy"] == pytest.approx(stayed.mean())
+    assert c["scene_accuracy"] == pytest.approx(stayed.all(1).mean())
+
+
+def test_team_subset_marks_actors_with_a_same_colored_partner(env):
+    train = env.transitions(60, "train", seed=3)
+    got = team_subset(train, env.grid)
+    want = []
+    for i in range(len(train)):
+        cell = divmod(int(train.actions[i, 0]), env.grid)
+        actor = [k for k in range(3) if tuple(train.cells[i, k]) == cell]
+        assert len(actor) == 1
+        color = train.atoms[i, actor[0], 1]
+        want.append(sum(int(train.atoms[i, k, 1] == color) for k in range(3)) > 1)
+    assert got.tolist() == want and 0 < got.mean() < 1
+
+
+def test_uint8_images_are_scaled_and_bad_images_refused(env, data, labeler):
+    train, _ = data
+    model = _model(GNNTransition(), None)
+    x, nxt, act = train.images[:4], train.next_images[:4], train.actions[:4]
+    u8, nxt_u8 = (x * 255).round().astype(np.uint8), (nxt * 255).round().astype(np.uint8)
+    a, b = model.prepare(x, act, nxt), model.prepare(u8, act, nxt_u8)
+    assert torch.equal(a.entities, b.entities) and torch.equal(a.next_image, b.next_image)
+    seg = ConnectedComponentSegmenter()
+    assert torch.equal(seg.segment(torch.from_numpy(u8[0])), seg.segment(torch.from_numpy(x[0])))
+    singles, _ = env.single_object_renders()
+    single_u8 = torch.from_numpy((singles * 255).round().astype(np.uint8))
+    for attribute in ("shape", "color"):
+        assert torch.equal(labeler.label(single_u8, attribute),
+                           labeler.label(torch.from_numpy(singles), attribute))
+    protos = env.cell_prototypes()
+    assert np.array_equal(read_cells(u8, protos, env.grid), read_cells(x, protos, env.grid))
+    assert as_float_images(np.array([0, 255], np.uint8)).tolist() == [0.0, 1.0]
+    with pytest.raises(ValueError, match=r"images must be float RGB in \[0, 1\].*uint8"):
+        model.prepare(x * 255, act)                              # floats in [0, 255]
+    with pytest.raises(ValueError, match="next_images must be float RGB"):
+        model.prepare(x, act, nxt * 255)
+    with pytest.raises(TypeError, match="images must be float RGB .* got dtype torch.int32"):
+        model.prepare(u8.astype(np.int32), act)
+    with pytest.raises(TypeError, match="dtype torch.bool"):
+        as_float_images(np.ones((1, 3, 2, 2), bool))
+    with pytest.raises(ValueError, match="next_images must have the shape of images"):
+        model.prepare(x, act, nxt[:3])
+    with pytest.raises(ValueError, match=r"heldout must be \(B,\)"):
+        model.prepare(x, act, nxt, np.zeros(3, bool))
+
+
+def test_labeler_training_reads_uint8_renders_as_pixels(one_torch_thread, env):
+    images, labels = env.single_object_renders()
+    u8 = (images * 255).round().astype(np.uint8)
+    fitted = []
+    for x in (images, u8):
+        torch.manual_seed(0)
+        model = AttributeClassifier({"shape": 4, "color": 4}, env.image_size)
+        fit_attribute_classifier(model, x, labels, seed=0, steps=3, batch_size=8)
+        fitted.append(model.state_dict())
+    assert all(torch.equal(fitted[0][k], fitted[1][k]) for k in fitted[0])
+    with pytest.raises(ValueError, match=r"must be float RGB in \[0, 1\]"):
+        fit_attribute_classifier(model, images * 255, labels, steps=1)

@@ -13,6 +13,7 @@ from iclr24.papers.omnicontrol import (
     bone_length_violation,
     bone_lengths,
     branch_input,
+    controlled_joint_jerk,
     frechet_distance,
     generate_motions,
     motion_statistics,
@@ -108,3 +109,42 @@ def test_motion_statistics(motions):
     stand = motions.labels.numpy() == ACTIONS.index("stand")
     walk = motions.labels.numpy() == ACTIONS.index("walk")
     assert f[walk, 0].min() > f[stand, 0].max()          # root speed
+
+
+def test_controlled_joint_jerk_known_answers():
+    """A cubic p(t) = a t^3 has jerk 6 |a| (finite differences are exact on cubics); only the
+    controlled joints count, averaged per sequence."""
+    t = torch.arange(12, dtype=torch.float64) / 20.0                    # 20 fps
+    pos = torch.zeros(2, 12, 6, 3, dtype=torch.float64)
+    pos[:, :, 2, 0] = 1.5 * t ** 3                                      # joint 2: jerk 9
+    pos[:, :, 4, 1] = -0.5 * t ** 3 + t ** 2                            # joint 4: jerk 3
+    pos[:, :, 0, 2] = 0.7 * t                                           # root: jerk 0
+    mask = torch.zeros(2, 12, 6, dtype=torch.bool)
+    mask[0, 3, 2] = True                                                # one keyframe suffices
+    mask[1, [0, 5], 4] = True
+    mask[1, 7, 0] = True
+    got = controlled_joint_jerk(pos, mask)
+    assert torch.allclose(got, torch.tensor([9.0, (3.0 + 0.0) / 2], dtype=torch.float64))
+
+
+def test_controlled_joint_jerk_of_real_and_jittered_motions(motions):
+    g = torch.Generator().manual_seed(2)
+    _, mask = random_hints(motions.positions, g, n_keyframes=5)
+    real = controlled_joint_jerk(motions.positions, mask)
+    assert real.shape == (36,) and torch.all(torch.isfinite(real)) and torch.all(real >= 0)
+    noisy = motions.positions + 0.02 * torch.randn(motions.positions.shape, generator=g,
+                                                  dtype=torch.float64)
+    assert controlled_joint_jerk(noisy, mask).mean() > 3 * real.mean()
+
+
+def test_controlled_joint_jerk_bad_input(motions):
+    pos = motions.positions
+    _, mask = random_hints(pos, torch.Generator().manual_seed(0), n_keyframes=2)
+    with pytest.raises(ValueError, match="frames >= 4"):
+        controlled_joint_jerk(pos[:, :3], mask[:, :3])
+    with pytest.raises(ValueError, match="mask must be a bool tensor"):
+        controlled_joint_jerk(pos, mask.float())
+    with pytest.raises(ValueError, match="mask must be a bool tensor"):
+        controlled_joint_jerk(pos, mask[:, :, :5])
+    with pytest.raises(ValueError, match="controls no joint"):
+        controlled_joint_jerk(pos, torch.zeros_like(mask))

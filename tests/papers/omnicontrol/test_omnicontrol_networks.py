@@ -105,6 +105,44 @@ def test_training_guidance_changes_the_inputs(data, monkeypatch):
     assert len(calls) == 1 and calls[0]["t_switch"] == 2       # 20 of 1000 -> 2 of 100
 
 
+def test_branch_positions_change_only_the_branch_hint(data, monkeypatch):
+    """Default branch_positions = positions (identical training); other positions reach the
+    branch's input at the same keyframes while the x_t guidance keeps the true hint."""
+    from iclr24.papers.omnicontrol import training
+
+    m, rep, stats = data
+    diff = GaussianDiffusion("cosine", 20, predict="x0")
+    x0 = rep.normalise(m.features)
+    runs = []
+    for kwargs in ({}, {"branch_positions": m.positions}):
+        _, ctrl = _models()
+        losses = train_realism_branch(ctrl, diff, x0, m.labels, m.positions, stats,
+                                      SpatialGuidance(rep), steps=3, batch=4,
+                                      generator=torch.Generator().manual_seed(0), **kwargs)
+        runs.append((losses, ctrl.branch.state_dict()))
+    assert runs[0][0] == runs[1][0]
+    assert all(torch.equal(v, runs[1][1][k]) for k, v in runs[0][1].items())
+
+    seen, guided = [], []
+    real_input = training.branch_input
+    monkeypatch.setattr(training, "branch_input",
+                        lambda h, msk, st: seen.append((h, msk)) or real_input(h, msk, st))
+    guide = SpatialGuidance(rep)
+    real_guide = guide.guide_training_input
+    monkeypatch.setattr(guide, "guide_training_input",
+                        lambda *a, **k: guided.append(a[3]) or real_guide(*a, **k))
+    _, ctrl = _models()
+    train_realism_branch(ctrl, diff, x0, m.labels, m.positions, stats, guide, steps=2, batch=4,
+                         branch_positions=m.positions + 100.0,
+                         generator=torch.Generator().manual_seed(0))
+    for (h, msk), true in zip(seen, guided):
+        assert torch.allclose(h[msk], true[msk] + 100.0) and torch.all(h[~msk] == 0)
+    with pytest.raises(ValueError, match="branch_positions must be a tensor shaped like"):
+        train_realism_branch(ctrl, diff, x0, m.labels, m.positions, stats, guide, steps=1,
+                             batch=2, branch_positions=m.positions[:3],
+                             generator=torch.Generator().manual_seed(0))
+
+
 def test_base_training_lowers_the_loss(data):
     m, rep, _ = data
     torch.manual_seed(0)

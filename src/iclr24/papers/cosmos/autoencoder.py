@@ -46,10 +46,12 @@ class EntityEncoder(nn.Module):
 
 
 class SpatialBroadcastDecoder(nn.Module):
-    """(N, slot_dim) slots -> (N, 3, grid*cell, grid*cell) entity images in [0, 1].
+    """(N, slot_dim) slots -> (N, 3, grid*cell, grid*cell) entity images.
 
     Spatial broadcast (Watters et al. 2019) on the cell lattice: h(x, y) = MLP([z, x, y]) at each
-    cell centre (x, y) in [-1, 1]^2, output = sigmoid of that cell's ``3 * cell**2`` pixels.
+    cell centre (x, y) in [-1, 1]^2, output = a linear read-out of that cell's ``3 * cell**2``
+    pixels. There is no sigmoid (the docstring said so before issue 38; the code never had
+    one): outputs are unbounded and pulled towards the [0, 1] targets by the MSE only.
     """
 
     def __init__(self, slot_dim: int = 32, grid: int = 5, cell: int = 4, hidden: int = 64) -> None:

@@ -14,6 +14,11 @@ and the claims plug in:
   knowledge of shapes and colors. Labels are argmaxes computed under ``torch.no_grad`` on detached
   inputs, so no gradient ever reaches the labeler (the paper's labels are not learned either; only
   the symbol vectors they select are).
+
+Images everywhere in this package are float RGB in [0, 1]; :func:`as_float_images` is the one
+place that turns an input into that form (uint8 pixels are scaled by 1/255, other integer types
+and floats outside [0, 1] are refused), so that a uint8 frame is never read as floats in
+[0, 255] (issue 38).
 """
 
 from __future__ import annotations
@@ -31,9 +36,35 @@ __all__ = [
     "ConnectedComponentSegmenter",
     "EntitySegmenter",
     "FrozenAttributeLabeler",
+    "as_float_images",
     "fit_attribute_classifier",
     "train_attribute_labeler",
 ]
+
+
+def as_float_images(images: object, name: str = "images", *,
+                    check_range: bool = True) -> torch.Tensor:
+    """``images`` (a numpy array or tensor) as a float32 tensor with values in [0, 1].
+
+    uint8 is read as 8-bit pixels and divided by 255 (exact: 255 maps to 1.0); any other integer
+    or bool dtype is a TypeError (its scale is unknown); floats are cast to float32 and, with
+    ``check_range``, must lie in [0, 1] (a float image in [0, 255] is a ValueError naming the
+    fix). The shape is not checked here.
+    """
+    x = images if isinstance(images, torch.Tensor) else torch.as_tensor(np.asarray(images))
+    if x.dtype == torch.uint8:
+        return x.to(torch.float32) / 255.0
+    if not x.is_floating_point():
+        raise TypeError(f"{name} must be float RGB in [0, 1] or uint8 pixels in [0, 255], got "
+                        f"dtype {x.dtype}")
+    x = x.to(torch.float32)
+    if check_range and x.numel():
+        lo, hi = float(x.min()), float(x.max())
+        if not (0.0 <= lo and hi <= 1.0):
+            raise ValueError(f"{name} must be float RGB in [0, 1], got values in [{lo:g}, "
+                             f"{hi:g}]; pass 8-bit images as uint8 (scaled by 1/255) or divide "
+                             "by 255")
+    return x
 
 
 @runtime_checkable
@@ -74,7 +105,8 @@ class ConnectedComponentSegmenter:
         if not isinstance(image, torch.Tensor) or image.ndim != 3 or image.shape[0] != 3:
             raise ValueError("image must be a (3, H, W) tensor, got "
                              f"{getattr(image, 'shape', type(image).__name__)}")
-        fg = (image.detach().cpu().numpy().max(axis=0) > self.threshold)
+        pixels = as_float_images(image.detach().cpu(), "image", check_range=False)
+        fg = (pixels.numpy().max(axis=0) > self.threshold)
         labels, n = ndimage.label(fg, structure=np.ones((3, 3), bool))
         masks = np.stack([labels == i for i in range(1, n + 1)]) if n else np.zeros(
             (0,) + fg.shape, bool)
@@ -122,8 +154,10 @@ class FrozenAttributeLabeler:
         if not isinstance(images, torch.Tensor) or images.ndim != 4 or images.shape[1] != 3:
             raise ValueError("images must be an (N, 3, H, W) tensor, got "
                              f"{getattr(images, 'shape', type(images).__name__)}")
+        # decoded slot images may overshoot [0, 1] slightly: only the dtype is checked here
+        pixels = as_float_images(images.detach(), "images", check_range=False)
         with torch.no_grad():
-            return self.classifier(images.detach())[attribute].argmax(dim=-1)
+            return self.classifier(pixels)[attribute].argmax(dim=-1)
 
 
 def fit_attribute_classifier(model: AttributeClassifier, images: np.ndarray, labels: np.ndarray,
@@ -131,11 +165,12 @@ def fit_attribute_classifier(model: AttributeClassifier, images: np.ndarray, lab
                              noise: float = 0.15, lr: float = 5e-3) -> None:
     """Train ``model`` in place on single-object renders.
 
-    images: (N, 3, H, W) float in [0, 1]; labels: (N, n_attributes) int, columns in the order of
-    ``model.heads``. Training adds Gaussian pixel noise (std ``noise``) and random brightness so
-    the labeler tolerates the blur of decoded slot images, as a foundation model would.
+    images: (N, 3, H, W) float in [0, 1] (or uint8 pixels); labels: (N, n_attributes) int,
+    columns in the order of ``model.heads``. Training adds Gaussian pixel noise (std
+    ``noise``) and random brightness so the labeler tolerates the blur of decoded slot images,
+    as a foundation model would.
     """
-    images_t = torch.as_tensor(np.asarray(images), dtype=torch.float32)
+    images_t = as_float_images(images)
     labels_t = torch.as_tensor(np.asarray(labels), dtype=torch.long)
     if images_t.ndim != 4 or images_t.shape[1] != 3:
         raise ValueError(f"images must be (N, 3, H, W), got {tuple(images_t.shape)}")

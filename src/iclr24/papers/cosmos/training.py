@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from .autoencoder import SlotAutoencoder
+from .perception import as_float_images
 from .world_model import EntityBatch, WorldModel
 
 __all__ = ["evaluate_world_model", "fit_world_model", "read_cells", "warm_start_autoencoder"]
@@ -91,9 +92,9 @@ def fit_world_model(model: WorldModel, data: EntityBatch, *, steps: int, batch_s
 def read_cells(images: np.ndarray | torch.Tensor, prototypes: np.ndarray, grid: int) -> np.ndarray:
     """Nearest prototype per cell: images (N, 3, H, W), prototypes (P, 3, c, c) -> (N, grid,
     grid) prototype indices."""
-    x = torch.as_tensor(np.asarray(images) if not isinstance(images, torch.Tensor) else images,
-                        dtype=torch.float32)
-    p = torch.as_tensor(prototypes, dtype=torch.float32)
+    # predictions may overshoot [0, 1] a little: only the dtype is checked (uint8 -> / 255)
+    x = as_float_images(images, "images", check_range=False)
+    p = as_float_images(prototypes, "prototypes", check_range=False)
     n, c = x.shape[0], p.shape[-1]
     if x.shape[-1] != grid * c:
         raise ValueError(f"image side {x.shape[-1]} != grid {grid} x cell {c}")

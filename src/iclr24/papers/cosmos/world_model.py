@@ -23,7 +23,12 @@ import torch
 from torch import nn
 
 from .autoencoder import SlotAutoencoder
-from .perception import AttributeLabeler, ConnectedComponentSegmenter, EntitySegmenter
+from .perception import (
+    AttributeLabeler,
+    ConnectedComponentSegmenter,
+    EntitySegmenter,
+    as_float_images,
+)
 from .transitions import SymbolEmbedding
 
 __all__ = ["EntityBatch", "WorldModel"]
@@ -92,9 +97,10 @@ class WorldModel(nn.Module):
     def prepare(self, images: Any, actions: Any, next_images: Any = None,
                 heldout: Any = None) -> EntityBatch:
         """Segment ``images`` (B, 3, H, W) and align ``actions`` (B, 2) ``(cell, direction)``
-        with the entities."""
-        images = torch.as_tensor(np.asarray(images) if not isinstance(images, torch.Tensor)
-                                 else images, dtype=torch.float32)
+        with the entities. Images (and ``next_images``) are float RGB in [0, 1] or uint8 pixels
+        (scaled by 1/255, see :func:`~.perception.as_float_images`); ``next_images`` must have
+        the shape of ``images``."""
+        images = as_float_images(images, "images")
         actions = torch.as_tensor(actions, dtype=torch.long)
         if images.ndim != 4 or images.shape[1] != 3 or images.shape[2] != images.shape[3]:
             raise ValueError(f"images must be (B, 3, H, H), got {tuple(images.shape)}")
@@ -126,10 +132,14 @@ class WorldModel(nn.Module):
                 raise ValueError(f"action {i}: cell {int(cells[i])} must hold exactly one "
                                  f"entity, found {int(hit.sum())}")
             ent_action[i, int(hit.nonzero()[0, 0]), int(dirs[i])] = 1.0
-        nxt = None if next_images is None else torch.as_tensor(
-            np.asarray(next_images), dtype=torch.float32)
+        nxt = None if next_images is None else as_float_images(next_images, "next_images")
+        if nxt is not None and nxt.shape != images.shape:
+            raise ValueError(f"next_images must have the shape of images {tuple(images.shape)}, "
+                             f"got {tuple(nxt.shape)}")
         flags = torch.zeros(b, dtype=torch.bool) if heldout is None else torch.as_tensor(
             np.asarray(heldout), dtype=torch.bool)
+        if flags.shape != (b,):
+            raise ValueError(f"heldout must be (B,) = ({b},) flags, got {tuple(flags.shape)}")
         return EntityBatch(entities, ent_action, nxt, flags)
 
     def labels(self, decoded: torch.Tensor) -> torch.Tensor:

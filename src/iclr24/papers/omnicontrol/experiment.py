@@ -2,7 +2,8 @@
 per (config, seed) and cached on disk, sampling arms, and their control and realism numbers.
 
 Scaled down from the paper (HumanML3D, d = 512, 8 layers, T = 1000, CLIP text, CFG 2.5):
-six joints, class labels, d = 64, 2 layers, T = 20-100, a few hundred AdamW steps, and the
+six joints, class labels, d = 64, 2 layers, feed-forward 128 (the classes' defaults are
+d = 128, 4 layers), T = 10 (smoke) or 100 (small), a few hundred AdamW steps, and the
 claims sample without classifier-free guidance (``cfg_scale = 1``: it doubles the cost of every
 step and acts on the label, not on the control; :func:`~.training.sample_motions` supports it).
 The K = 500 phase of the guidance runs in the last 1% of steps (at least the final one).
@@ -22,7 +23,12 @@ from .control_signals import GlobalStatistics, random_hints
 from .motion import MotionRepresentation
 from .networks import ControlledMDM, MotionDenoiser, RealismBranch
 from .procedural_motions import ACTIONS, PARENTS, MotionSet, generate_motions
-from .realism_metrics import bone_length_violation, frechet_distance, motion_statistics
+from .realism_metrics import (
+    bone_length_violation,
+    controlled_joint_jerk,
+    frechet_distance,
+    motion_statistics,
+)
 from .spatial_guidance import SpatialGuidance, control_errors
 from .training import Progress, sample_motions, train_denoiser, train_realism_branch
 
@@ -62,13 +68,15 @@ class Setup:
 @dataclass(frozen=True)
 class ArmResult:
     """avg_error: mean keyframe distance; traj_error: share of sequences with any keyframe
-    > 0.5; loc_error: share of keyframes > 0.5; bone: mean bone-length violation; fd: Frechet
-    distance of speed/acceleration statistics to held-out real motions (NaN if not asked)."""
+    > 0.5; loc_error: share of keyframes > 0.5; bone: mean bone-length violation; jerk: mean
+    jerk of the controlled joints (m/s^3); fd: Frechet distance of speed/acceleration
+    statistics to held-out real motions (NaN if not asked)."""
 
     avg_error: float
     traj_error: float
     loc_error: float
     bone: float
+    jerk: float
     fd: float
 
 
@@ -113,17 +121,28 @@ def base_model(setup: Setup, seed: int, progress: Progress | None = None) -> Mot
 
 
 def realism_branch(setup: Setup, base: MotionDenoiser, seed: int, *,
-                   guide_inputs: bool = True,
+                   guide_inputs: bool = True, shuffled_hints: bool = False,
                    progress: Progress | None = None) -> ControlledMDM:
-    """ControlledMDM with a branch trained for ``config.branch_steps`` on the base (frozen)."""
+    """ControlledMDM with a branch trained for ``config.branch_steps`` on the base (frozen).
+
+    ``shuffled_hints``: the null arm. The branch sees, at the same keyframes, the positions of
+    another training motion (a fixed random permutation of the training set), so it trains as
+    long on the same data with the same initialisation and batches but learns nothing about
+    the control; everything else (x_t guidance, loss) is unchanged."""
     torch.manual_seed(seed + 7)
     model = ControlledMDM(base, RealismBranch(base, 3 * len(PARENTS)))
     gen = torch.Generator().manual_seed(seed + 11)
+    positions = setup.train.positions
+    branch_positions = None
+    if shuffled_hints:
+        perm = torch.randperm(positions.shape[0],
+                              generator=torch.Generator().manual_seed(seed + 13))
+        branch_positions = positions[perm]
     train_realism_branch(model, setup.diffusion, setup.x0, setup.train.labels,
-                         setup.train.positions, setup.stats, setup.guidance,
+                         positions, setup.stats, setup.guidance,
                          steps=setup.config.branch_steps, batch=setup.config.batch,
-                         lr=setup.config.lr, guide_inputs=guide_inputs, generator=gen,
-                         progress=progress)
+                         lr=setup.config.lr, guide_inputs=guide_inputs,
+                         branch_positions=branch_positions, generator=gen, progress=progress)
     return model.eval()
 
 
@@ -159,4 +178,5 @@ def evaluate_arm(setup: Setup, model: MotionDenoiser | ControlledMDM, labels: to
     return ArmResult(avg_error=float(keyed.mean()),
                      traj_error=float((per_seq > ERROR_THRESHOLD).float().mean()),
                      loc_error=float((keyed > ERROR_THRESHOLD).float().mean()),
-                     bone=float(bone_length_violation(pos).mean()), fd=fd), pos
+                     bone=float(bone_length_violation(pos).mean()),
+                     jerk=float(controlled_joint_jerk(pos, mask).mean()), fd=fd), pos

@@ -15,7 +15,9 @@
 - :class:`ControlledMDM`: the frozen base plus the branch's controls; at initialisation every
   zero layer outputs exactly 0, so it equals the base model (tested).
 
-Scaled down: d = 128 and 4 layers (MDM: 512 and 8), feed-forward 4 d, class labels for text.
+Scaled down. The class defaults are the spec's laptop model, d = 128, 4 layers, feed-forward
+4 d (MDM: 512, 8 layers, 1024); the claims use smaller ones, d = 64, 2 layers, feed-forward 128
+(:class:`~.experiment.ExperimentConfig`), to fit the CPU budget. Class labels replace text.
 """
 
 from __future__ import annotations

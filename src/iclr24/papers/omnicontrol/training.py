@@ -69,13 +69,25 @@ def train_realism_branch(model: ControlledMDM, diffusion: GaussianDiffusion, x0:
                          stats: GlobalStatistics, guidance: SpatialGuidance, *, steps: int,
                          batch: int = 64, lr: float = 5e-4, guide_inputs: bool = True,
                          joints: tuple[int, ...] | None = None,
+                         branch_positions: torch.Tensor | None = None,
                          generator: torch.Generator,
                          progress: Progress | None = None) -> list[float]:
     """Train the branch of ``model`` (base frozen) on normalised ``x0`` (M, N, D), ``labels``
     (M,) and global ``positions`` (M, N, J, 3) from which hints are drawn; returns the losses.
-    ``guide_inputs``: the official training-time guidance of x_t (tau 0.5, K 20 / 100)."""
+    ``guide_inputs``: the official training-time guidance of x_t (tau 0.5, K 20 / 100).
+    ``branch_positions`` (M, N, J, 3), default ``positions``: where the hint the *branch* sees
+    is read (same keyframes and joint); the training-time guidance always uses ``positions``.
+    Another motion's positions here give the null arm of the claims: a branch trained as long,
+    on the same data, with a hint that carries no information about the motion."""
     if diffusion.predict != "x0":
         raise ValueError("MDM predicts x_0: use GaussianDiffusion(..., predict='x0')")
+    if branch_positions is None:
+        branch_positions = positions
+    elif not isinstance(branch_positions, torch.Tensor) or \
+            branch_positions.shape != positions.shape:
+        raise ValueError(f"branch_positions must be a tensor shaped like positions "
+                         f"{tuple(positions.shape)}, got "
+                         f"{tuple(getattr(branch_positions, 'shape', ()))}")
     params = [p for p in model.branch.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
     model.train()
@@ -83,7 +95,8 @@ def train_realism_branch(model: ControlledMDM, diffusion: GaussianDiffusion, x0:
     losses = []
     for i, idx in enumerate(_batches(x0.shape[0], batch, steps, generator)):
         hint, mask = random_hints(positions[idx], generator, joints=joints)
-        cond_hint, frames = branch_input(hint, mask, stats)
+        seen = branch_positions[idx] * mask[..., None].to(hint.dtype)   # = hint by default
+        cond_hint, frames = branch_input(seen, mask, stats)
         t = diffusion.timesteps(batch, generator)
         noise = torch.randn(x0[idx].shape, generator=generator)
         xt = diffusion.q_sample(x0[idx], t, noise)
