@@ -8,7 +8,12 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iclr24.papers.diffcsp_pp import LatticeLogBasis, check_spacegroup, crystal_family
+from iclr24.papers.diffcsp_pp import (
+    LatticeLogBasis,
+    check_spacegroup,
+    crystal_family,
+    lattice_degrees_of_freedom,
+)
 
 BASIS = LatticeLogBasis()
 FAMILY_GROUPS = {"triclinic": 2, "monoclinic": 14, "orthorhombic": 62, "tetragonal": 136,
@@ -42,6 +47,7 @@ def test_to_k_ignores_rotation_and_keeps_the_metric():
     rng = np.random.default_rng(0)
     L = rng.normal(size=(5, 3, 3)) + 3 * np.eye(3)
     Q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    Q = Q * np.sign(np.linalg.det(Q))  # a proper rotation (an improper one mirrors the cell)
     k = BASIS.to_k(L)
     assert torch.allclose(BASIS.to_k(L @ Q), k, atol=1e-9)  # rows rotated in Cartesian space
     S = BASIS.to_matrix(k).numpy()
@@ -132,3 +138,27 @@ def test_lattice_not_positive_definite():
         BASIS.to_k(np.eye(2))
     with pytest.raises(ValueError, match=r"\(\.\.\., 6\)"):
         BASIS.to_matrix(torch.zeros(5))
+
+
+def test_left_handed_lattice_is_refused_not_mirrored():
+    """issue 38: L_sym is right-handed whatever L is, so a left-handed L would be mirrored."""
+    L = np.diag([3.0, 4.0, 5.0]) + 0.3
+    assert np.linalg.det(L) > 0
+    BASIS.to_k(L)  # right-handed: fine
+    with pytest.raises(ValueError, match="right-handed"):
+        BASIS.to_k(-L)  # the same lattice points, a left-handed basis
+    with pytest.raises(ValueError, match="right-handed"):
+        BASIS.to_k(np.stack([L, L[[1, 0, 2]]]))  # swapping two vectors flips handedness
+    # the returned matrix is always right-handed: a left-handed cell cannot come back
+    assert torch.all(torch.linalg.det(BASIS.to_matrix(torch.randn(4, 6))) > 0)
+
+
+@pytest.mark.parametrize("family,free", [("cubic", 1), ("hexagonal", 2), ("tetragonal", 2),
+                                         ("orthorhombic", 3), ("monoclinic", 4),
+                                         ("triclinic", 6)])
+def test_lattice_degrees_of_freedom_are_the_free_coefficients(family, free):
+    sg = FAMILY_GROUPS[family]
+    assert lattice_degrees_of_freedom(sg) == free
+    assert int(BASIS.mask(sg).sum()) == free
+    with pytest.raises(ValueError, match="1..230"):
+        lattice_degrees_of_freedom(0)

@@ -120,3 +120,61 @@ def test_retrieval_substitutes_the_query_elements():
     assert retrieve_template(Composition("AB2", "Sr", "F"), lib).spacegroup == 225
     with pytest.raises(ValueError, match="formula type ABX3"):
         retrieve_template(EXAMPLES["perovskite"], lib)
+
+
+# free parameters beyond the scale: lattice shape (c/a) + free Wyckoff coordinates
+FREE = {"rocksalt": 0, "cscl": 0, "zincblende": 0, "fluorite": 0, "perovskite": 0,
+        "nias": 1, "wurtzite": 3, "rutile": 2, "cdi2": 2, "anatase": 2}
+
+
+@pytest.mark.parametrize("name", list(PROTOTYPES))
+def test_free_parameters_of_each_prototype(name):
+    tpl = make_crystal(EXAMPLES[name], np.random.default_rng(0)).template
+    assert tpl.free_parameters == FREE[name]
+
+
+def test_free_parameters_of_general_and_free_templates():
+    # P1 with two atoms: 5 lattice shape coefficients + 3 coordinates each
+    assert WyckoffTemplate.free(["Na", "Cl"]).free_parameters == 5 + 6
+    # Pnnm (58) 4g is (x, y, 0): 2 free coordinates; orthorhombic lattice: 2 beyond the scale
+    tpl = WyckoffTemplate.from_sites(58, [("Mn", "2a"), ("Li", "2d"), ("O", "4g")])
+    assert tpl.free_parameters == 2 + 2
+
+
+def _handedness(structure) -> float:
+    """Sign of the triple product of the nearest-image vectors from the Li atom to the Na, K
+    and Rb atoms: +1 for one enantiomer, -1 for its mirror image."""
+    li = structure.indices_from_symbol("Li")[0]
+    vecs = []
+    for sym in ("Na", "K", "Rb"):
+        j = structure.indices_from_symbol(sym)[0]
+        _, image = structure[li].distance_and_image(structure[j])
+        vecs.append(structure.lattice.get_cartesian_coords(
+            structure[j].frac_coords + image - structure[li].frac_coords))
+    return float(np.sign(np.linalg.det(np.array(vecs))))
+
+
+def test_left_handed_structure_keeps_its_handedness():
+    """issue 38: a chiral (P1) crystal given in a left-handed cell is standardised as itself,
+    not as its mirror image; a Crystal refuses a left-handed cell outright."""
+    from pymatgen.core import Lattice, Structure
+
+    L = np.array([[4.1, 0.0, 0.0], [0.7, 4.6, 0.0], [0.5, 0.9, 5.3]])
+    species = ["Li", "Na", "K", "Rb"]
+    frac = np.array([[0.1, 0.1, 0.1], [0.45, 0.12, 0.08], [0.1, 0.5, 0.15],
+                     [0.2, 0.15, 0.55]])
+    right = Structure(Lattice(L), species, frac)
+    left = Structure(Lattice(-L), species, -frac)  # the same crystal, left-handed basis
+    np.testing.assert_allclose(left.cart_coords, right.cart_coords, atol=1e-12)
+    assert np.linalg.det(left.lattice.matrix) < 0
+    assert _handedness(left) == _handedness(right)
+    for s in (right, left):
+        crystal = Crystal.from_structure(s)
+        assert crystal.template.spacegroup == 1
+        assert np.linalg.det(crystal.lattice) > 0
+        assert _handedness(crystal.to_structure()) == _handedness(right)
+    tpl = WyckoffTemplate.free(species)
+    with pytest.raises(ValueError, match="right-handed"):
+        Crystal(tpl, -frac, -L)
+    with pytest.raises(ValueError, match="right-handed"):
+        Crystal(tpl, frac, np.zeros((3, 3)))

@@ -126,3 +126,16 @@ def test_bad_input():
     with pytest.raises(ValueError, match="must not repeat"):
         mode_displacements(vec, [3, 3])
     assert mode_displacements(vec, [0, 5]).shape == (2, 3)
+
+
+def test_non_finite_coordinates_are_refused():
+    """issue 38: NaN coordinates gave a NaN Hessian (and NaN modes) silently."""
+    x = torch.from_numpy(np.stack([_chain(24, 0), _chain(24, 1)]))
+    assert torch.isfinite(anm_hessian(x)).all()
+    for bad in (float("nan"), float("inf")):
+        y = x.clone()
+        y[1, 5, 2] = bad
+        with pytest.raises(ValueError, match=r"finite coordinates.*structure\(s\) \[1\]"):
+            anm_hessian(y)
+        with pytest.raises(ValueError, match="finite coordinates"):
+            normal_modes(y)

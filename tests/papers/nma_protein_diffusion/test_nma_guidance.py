@@ -63,7 +63,9 @@ def test_update_matches_finite_differences():
         u = torch.randn(z.shape, generator=g, dtype=z.dtype)
         u = u - u.mean(0)  # delta is COM-free, so compare along COM-free directions
         fd = (loss(z + h * u) - loss(z - h * u)) / (2 * h)
-        expect = -(1 - float(diff.alphas[t])) * 50.0 * fd
+        alpha = float(diff.alphas[t])
+        assert alpha < 0.999  # the alpha_t factor is visible at this tolerance
+        expect = -(1 - alpha) * 50.0 * alpha * fd  # (1 - a_t) gs a_t g, the official scale
         assert float((delta[0] * u).sum()) == pytest.approx(expect, rel=1e-5, abs=1e-8)
     assert torch.allclose(delta.mean(1), torch.zeros(1, 3, dtype=delta.dtype), atol=1e-12)
     assert guide.last_loss.shape == (1,) and float(guide.last_loss[0]) == pytest.approx(loss(z))
@@ -112,7 +114,54 @@ def test_non_rigid_estimate_is_skipped():
     guide = NormalModeGuidance(disp, MOTIF, scale=10.0)
     d = guide(x, 1, Shrink(1.0), diff)
     assert torch.count_nonzero(d[1]) == 0 and torch.count_nonzero(d[0]) > 0
-    assert guide.skipped == 1
+    assert guide.skipped == 1 and guide.attempted == 2
+    guide(x, 15, Shrink(1.0), diff)  # inactive (t >= cond_frac T): neither attempted nor skipped
+    assert guide.skipped == 1 and guide.attempted == 2
+
+
+def test_non_finite_estimate_is_skipped_not_propagated():
+    _, disp = _target()
+    diff = GaussianDiffusion("cosine", 20, predict="x0")
+    x = _x(2)
+
+    def nan_for_second(z, t):
+        out = 0.9 * z
+        return torch.cat([out[:1], torch.full_like(out[1:], float("nan"))])
+
+    guide = NormalModeGuidance(disp, MOTIF, scale=10.0)
+    d = guide(x, 2, nan_for_second, diff)
+    assert torch.isfinite(d).all()
+    assert torch.count_nonzero(d[1]) == 0 and torch.count_nonzero(d[0]) > 0
+    assert guide.skipped == 1 and guide.attempted == 2
+    assert torch.isfinite(guide.last_loss[0]) and torch.isnan(guide.last_loss[1])
+    # the first structure's update is the one it gets alone
+    alone = NormalModeGuidance(disp, MOTIF, scale=10.0)(x[:1], 2, Shrink(), diff)
+    assert torch.allclose(d[:1], alone)
+
+
+def test_sampler_warns_with_the_skipped_count():
+    """issue 38: skipped guidance steps used to increment a counter silently."""
+    import warnings
+
+    from iclr24.papers.nma_protein_diffusion import GuidanceSkippedWarning
+
+    _, disp = _target()
+    diff = GaussianDiffusion("cosine", 10, predict="x0", variance="beta")
+    split = 3 * com_free_noise((2, N, 3), torch.Generator().manual_seed(1))
+    split[:, N // 2:] += 30.0  # two pieces 50+ units apart: never one rigid network
+
+    def keep(z, t):  # x0_hat = x_t: the estimate stays split
+        return z
+
+    guide = NormalModeGuidance(disp, MOTIF, scale=1.0, cond_frac=0.5, angstrom_per_unit=10.0)
+    with pytest.warns(GuidanceSkippedWarning, match=r"skipped 10 of the 10 structure-steps"):
+        guided_ddpm_sample(keep, diff, [guide], (2, N, 3), x_T=split, eta=0.0,
+                           generator=torch.Generator().manual_seed(0))
+    assert guide.skipped == guide.attempted == 10
+    with warnings.catch_warnings():  # nothing skipped, nothing said
+        warnings.simplefilter("error", GuidanceSkippedWarning)
+        guided_ddpm_sample(Shrink(0.95), diff, [NormalModeGuidance(disp, MOTIF, scale=0.0)],
+                           (2, N, 3), generator=torch.Generator().manual_seed(0))
 
 
 def test_motif_guidance_pulls_motif_to_target_shape():

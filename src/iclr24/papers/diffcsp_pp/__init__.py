@@ -13,7 +13,7 @@ accurately than DiffCSP.
 
 How the code maps to it.
 - :mod:`.lattice`: :class:`LatticeLogBasis` (``to_k``, ``to_matrix``, ``project``; Prop. 1 and
-  the per-family mask/bias table), :func:`crystal_family`.
+  the per-family mask/bias table), :func:`crystal_family`, :func:`lattice_degrees_of_freedom`.
 - :mod:`.wyckoff`: :class:`WyckoffTemplate` (``from_structure`` via spglib + pyxtal,
   ``from_sites`` for user-chosen Wyckoff letters, ``free`` for P1), :func:`standardize`.
 - :mod:`.wrapped_normal`: DiffCSP's wrapped-normal score and its normaliser lambda_t.
@@ -24,15 +24,23 @@ How the code maps to it.
 - :mod:`.crystal_batch`: :class:`Crystal` and flat :class:`CrystalBatch` tensors.
 - :mod:`.evaluation`: :func:`match_rate` (StructureMatcher, stol 0.5 / angle_tol 10 / ltol 0.3),
   :func:`space_group_of` (spglib), :func:`structure_valid`.
+- :mod:`.crystal_csv`: :func:`load_crystal_csv` reads the paper's datasets in their CDVAE /
+  DiffCSP CSV form (MP-20, MPTS-52, Perov-5, Carbon-24: a CIF per row) into standardised
+  crystals with templates, listing the rows it could not read (the files are not shipped).
 - :mod:`.prototypes`: the procedural data (ten prototypes with real space groups and Wyckoff
   sets, composition -> prototype by a radius-ratio rule) and the CSPML-like
   :func:`retrieve_template`.
 - ``claims.py``: ``symmetry_preserved`` and ``csp_match_rate``.
 
 What is out of reach / differs.
-- Materials Project data (MP-20, MPTS-52), Perov-5 and Carbon-24 are not available offline;
-  the claims use procedural prototypes (2,000 training crystals at ``small``) whose
-  composition determines the structure, with held-out element combinations for testing.
+- Materials Project data (MP-20, MPTS-52), Perov-5 and Carbon-24 are not available offline
+  (:func:`load_crystal_csv` reads them where a user has the files); the claims use procedural
+  prototypes (2,000 training crystals at ``small``) whose composition determines the
+  structure, with held-out element combinations for testing. Five of the ten prototypes are
+  cubic with every atom on a fixed site: their template alone fixes the crystal up to its
+  scale, which the matcher ignores, so ``csp_match_rate`` judges the templates that leave
+  something to learn (``WyckoffTemplate.free_parameters`` > 0) against an untrained-network
+  null arm (issue 38).
 - Scale: CSPNet 4 layers x 64 (official 6 x 512, 128 frequencies; we use 10), T = 100 diffusion
   steps at ``small`` (official 1000), 800 Adam steps of 16 crystals (official: thousands of
   epochs); ab initio generation (type diffusion) is not implemented.
@@ -55,11 +63,18 @@ Usage::
 """
 
 from .crystal_batch import Crystal, CrystalBatch, atomic_number, collate
+from .crystal_csv import CrystalTable, load_crystal_csv
 from .cspnet import CSPNet, SinusoidalTimeEmbedding
 from .diffusion import DiffCSP, DiffCSPPlusPlus, fit
 from .evaluation import match_details, match_rate, space_group_of, structure_valid
 from .experiment import ARMS, CSPExperiment, run_csp_experiment
-from .lattice import CRYSTAL_FAMILIES, LatticeLogBasis, check_spacegroup, crystal_family
+from .lattice import (
+    CRYSTAL_FAMILIES,
+    LatticeLogBasis,
+    check_spacegroup,
+    crystal_family,
+    lattice_degrees_of_freedom,
+)
 from .prototypes import (
     ANIONS,
     CATIONS,
@@ -83,11 +98,12 @@ from .wyckoff import WyckoffTemplate, normalize_composition, standardize
 
 __all__ = [
     "ANIONS", "ARMS", "CATIONS", "CRYSTAL_FAMILIES", "PROTOTYPES", "CSPExperiment", "CSPNet",
-    "Composition", "Crystal", "CrystalBatch", "DiffCSP", "DiffCSPPlusPlus", "LatticeLogBasis",
-    "Prototype", "SinusoidalTimeEmbedding", "WrappedNormalSchedule", "WyckoffTemplate",
-    "all_compositions", "atomic_number", "check_spacegroup", "collate", "crystal_family", "fit",
-    "make_crystal", "match_details", "match_rate", "normalize_composition", "prototype_dataset",
-    "prototype_of", "retrieve_template", "run_csp_experiment", "space_group_of", "split_compositions",
-    "standardize", "structure_valid", "wrapped_normal_noise_score", "wrapped_normal_score",
-    "wrapped_normal_sigma_norm",
+    "Composition", "Crystal", "CrystalBatch", "CrystalTable", "DiffCSP", "DiffCSPPlusPlus",
+    "LatticeLogBasis", "Prototype", "SinusoidalTimeEmbedding", "WrappedNormalSchedule",
+    "WyckoffTemplate", "all_compositions", "atomic_number", "check_spacegroup", "collate",
+    "crystal_family", "fit", "lattice_degrees_of_freedom", "load_crystal_csv", "make_crystal",
+    "match_details", "match_rate", "normalize_composition", "prototype_dataset",
+    "prototype_of", "retrieve_template", "run_csp_experiment", "space_group_of",
+    "split_compositions", "standardize", "structure_valid", "wrapped_normal_noise_score",
+    "wrapped_normal_score", "wrapped_normal_sigma_norm",
 ]

@@ -105,7 +105,8 @@ class CrystalBatch:
 
 @dataclass(frozen=True, eq=False)
 class Crystal:
-    """One crystal in a template's atom order: ``frac`` (n, 3), ``lattice`` (3, 3) rows."""
+    """One crystal in a template's atom order: ``frac`` (n, 3), ``lattice`` (3, 3) rows, a
+    right-handed cell (det > 0; ValueError otherwise)."""
 
     template: WyckoffTemplate
     frac: np.ndarray
@@ -120,6 +121,13 @@ class Crystal:
         lat = np.asarray(self.lattice, dtype=np.float64)
         if lat.shape != (3, 3):
             raise ValueError(f"lattice must be (3, 3), got {lat.shape}")
+        if not np.isfinite(lat).all() or not np.linalg.det(lat) > 0:
+            # issue 38: the log-lattice coordinates keep only L L^T, so a left-handed cell
+            # would be learnt and returned as its mirror image
+            raise ValueError(f"lattice must be a finite right-handed cell (det > 0), got det "
+                             f"{np.linalg.det(lat):.4g}; for a left-handed cell negate all "
+                             f"three vectors and the fractional coordinates (the same crystal), "
+                             f"or build it with Crystal.from_structure")
         object.__setattr__(self, "frac", f % 1.0)
         object.__setattr__(self, "lattice", lat)
 
@@ -131,7 +139,8 @@ class Crystal:
 
     @classmethod
     def from_structure(cls, structure, symprec: float = 0.01) -> Crystal:
-        """Standardise a pymatgen ``Structure`` and attach its Wyckoff template."""
+        """Standardise a pymatgen ``Structure`` (any cell, left-handed ones included) and
+        attach its Wyckoff template."""
         from .wyckoff import standardize
 
         std, template = standardize(structure, symprec)

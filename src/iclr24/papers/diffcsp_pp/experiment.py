@@ -1,9 +1,13 @@
 """The CSP experiment behind both claims: train DiffCSP++ and DiffCSP side by side on the same
 procedural prototypes (same seed, same data, same network and budget), then predict every test
-crystal three ways: DiffCSP++ with the ground-truth template, DiffCSP++ with a retrieved
-template (the CSPML analogue: nearest training composition by element radii), and DiffCSP from
-the composition alone. Each prediction is scored by StructureMatcher against the truth and by
-its spglib space group (symprec 0.1) against the target.
+crystal four ways: DiffCSP++ with the ground-truth template, DiffCSP++ with a retrieved
+template (the CSPML analogue: nearest training composition by element radii), DiffCSP from
+the composition alone, and the null arm (issue 38) DiffCSP++ with the ground-truth template
+and its *untrained* network (the same initial weights and sampling noise as the trained arm:
+what the template alone gives). Each prediction is checked for validity
+(:func:`~.evaluation.structure_valid`), scored by StructureMatcher against the truth and by its
+spglib space group (symprec 0.1) against the target; the targets' own space groups are
+detected too (a positive control of the detector).
 
 One run per (config, seed) is cached on disk (``iclr24.kits.disk_cache``), so the two claims
 that read it train the models once.
@@ -23,14 +27,14 @@ import torch
 
 from .cspnet import CSPNet
 from .diffusion import DiffCSP, DiffCSPPlusPlus, fit
-from .evaluation import match_details, space_group_of
+from .evaluation import match_details, space_group_of, structure_valid
 from .lattice import LatticeLogBasis
 from .prototypes import prototype_dataset, prototype_of, retrieve_template, split_compositions
 
 __all__ = ["ARMS", "CSPExperiment", "run_csp_experiment"]
 
-ARMS = ("diffcsp_pp", "diffcsp_pp_retrieved", "diffcsp")
-_VERSION = 1
+ARMS = ("diffcsp_pp", "diffcsp_pp_retrieved", "diffcsp", "diffcsp_pp_untrained")
+_VERSION = 2  # 2: the untrained null arm, validity and template freedom per row (issue 38)
 
 
 @dataclass(frozen=True)
@@ -101,18 +105,32 @@ def _run(exp: CSPExperiment, seed: int, progress: Callable[[float, str], None]) 
                 preds["diffcsp_pp_retrieved"] = model.sample(retrieved, step_lr=exp.step_lr,
                                                              generator=g)
             out["seconds"][f"sample_{name}"] = time.process_time() - t0
-            progress(0.45 + 0.35 * (a + 1) / 2, f"{name} sampled")
+            progress(0.45 + 0.3 * (a + 1) / 2, f"{name} sampled")
+        # null arm: the same initial weights as the trained DiffCSP++, never trained, sampled
+        # with the same templates and noise stream
+        untrained = _arm_model(DiffCSPPlusPlus, exp, clip_k0, seed).eval()
+        g = torch.Generator().manual_seed(seed + 2)
+        t0 = time.process_time()
+        preds["diffcsp_pp_untrained"] = untrained.sample([c.template for c in targets],
+                                                         step_lr=exp.step_lr, generator=g)
+        out["seconds"]["sample_diffcsp_pp_untrained"] = time.process_time() - t0
+        progress(0.8, "untrained null arm sampled")
     t0 = time.process_time()
     target_structs = [c.to_structure() for c in targets]
     scores = {arm: match_details(preds[arm], target_structs) for arm in ARMS}
+    valid = {arm: [structure_valid(p) for p in preds[arm]] for arm in ARMS}
     groups = {arm: [space_group_of(p, exp.symprec) for p in preds[arm]] for arm in ARMS}
+    truth_groups = [space_group_of(s, exp.symprec) for s in target_structs]
     out["seconds"]["evaluate"] = time.process_time() - t0
     for i, (comp, c) in enumerate(test):
         row = {"prototype": prototype_of(comp).name, "formula": comp.formula,
                "target_spacegroup": c.template.spacegroup,
+               "truth_spacegroup": truth_groups[i],
+               "free_parameters": c.template.free_parameters,
                "retrieved_spacegroup": preds["diffcsp_pp_retrieved"][i].template.spacegroup}
         for arm in ARMS:
             row[f"rms_{arm}"] = scores[arm][i]
+            row[f"valid_{arm}"] = valid[arm][i]
             row[f"sg_{arm}"] = groups[arm][i]
         out["rows"].append(row)
     progress(1.0, "evaluated")
@@ -122,8 +140,11 @@ def _run(exp: CSPExperiment, seed: int, progress: Callable[[float, str], None]) 
 def run_csp_experiment(exp: CSPExperiment, seed: int,
                        progress: Callable[[float, str], None] | None = None) -> dict:
     """The per-test-crystal rows of one seeded run (cached on disk), plus training losses and
-    CPU seconds of each phase. Row keys: prototype, formula, target_spacegroup, and per arm
-    ``rms_<arm>`` (None = no match) and ``sg_<arm>`` (None = spglib failed)."""
+    CPU seconds of each phase. Row keys: prototype, formula, target_spacegroup,
+    truth_spacegroup (spglib on the target itself), free_parameters (of the true template),
+    retrieved_spacegroup, and per arm ``rms_<arm>`` (None = no match), ``valid_<arm>``
+    (:func:`~.evaluation.structure_valid`) and ``sg_<arm>`` (None = invalid or spglib
+    failed)."""
     from iclr24.kits.disk_cache import cached_directory
 
     progress = progress or (lambda *a, **k: None)

@@ -23,7 +23,11 @@ Every crystal family is then a linear constraint on k (a mask m and a bias b,
 Trigonal groups (143-167) share the hexagonal mask: their conventional (hexagonal-axes) cell
 is what the standardised structures use. Rhombohedral primitive settings are not supported (as
 in the official code). ``to_matrix`` returns the symmetric L_sym = expm(sum_i k_i B_i), which
-has the same metric, hence the same crystal, as the L it came from.
+has the same metric, hence the same crystal, as the L it came from, *if L is right-handed*
+(det L > 0): the metric cannot tell a cell from its mirror image, and L_sym is always
+right-handed, so ``to_k`` refuses a left-handed L rather than mirror its crystal silently
+(issue 38). Negating all three lattice vectors and the fractional coordinates gives the same
+crystal in a right-handed cell.
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ import math
 import numpy as np
 import torch
 
-__all__ = ["CRYSTAL_FAMILIES", "LatticeLogBasis", "check_spacegroup", "crystal_family"]
+__all__ = ["CRYSTAL_FAMILIES", "LatticeLogBasis", "check_spacegroup", "crystal_family",
+           "lattice_degrees_of_freedom"]
 
 CRYSTAL_FAMILIES = ("triclinic", "monoclinic", "orthorhombic", "tetragonal", "hexagonal",
                     "cubic")
@@ -74,6 +79,12 @@ _FIXED = {"cubic": [0, 1, 2, 3, 4], "hexagonal": [0, 1, 2, 3], "tetragonal": [0,
           "orthorhombic": [0, 1, 2], "monoclinic": [0, 2], "triclinic": []}
 
 
+def lattice_degrees_of_freedom(spacegroup: int) -> int:
+    """How many of the six log coefficients k the group leaves free: 1 (cubic: the scale),
+    2 (hexagonal, trigonal, tetragonal), 3 (orthorhombic), 4 (monoclinic), 6 (triclinic)."""
+    return 6 - len(_FIXED[crystal_family(spacegroup)])
+
+
 def _tables() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     basis = torch.zeros(6, 3, 3, dtype=torch.float64)
     basis[0, 0, 1] = basis[0, 1, 0] = 1.0
@@ -109,8 +120,9 @@ class LatticeLogBasis:
     def to_k(self, lattice: torch.Tensor | np.ndarray) -> torch.Tensor:
         """k with log(sqrt(L L^T)) = sum_i k_i B_i (differentiable; via ``eigh`` of L L^T).
 
-        Raises ValueError if a lattice is not 3x3, not finite, or its metric L L^T is not
-        positive definite (a degenerate cell)."""
+        Raises ValueError if a lattice is not 3x3, not finite, its metric L L^T is not
+        positive definite (a degenerate cell), or it is left-handed (det L < 0: L_sym, which
+        is right-handed, would hold the crystal's mirror image; see the module docstring)."""
         L = _as_tensor(lattice, "lattice")
         if L.shape[-2:] != (3, 3):
             raise ValueError(f"lattice must have shape (..., 3, 3), got {tuple(L.shape)}")
@@ -122,6 +134,12 @@ class LatticeLogBasis:
         if torch.any(w <= 1e-10 * scale):
             raise ValueError("lattice is not positive definite: L L^T has a zero or negative "
                              "eigenvalue (collinear or coplanar lattice vectors)")
+        if torch.any(torch.linalg.det(L) < 0):
+            raise ValueError("lattice must be right-handed (det L > 0), got a left-handed cell: "
+                             "its log coordinates keep only the metric L L^T, so the crystal "
+                             "would come back mirrored; negate all three lattice vectors (and "
+                             "the fractional coordinates) to describe the same crystal in a "
+                             "right-handed cell")
         log_sym = V @ torch.diag_embed(0.5 * torch.log(w)) @ V.transpose(-1, -2)  # log sqrtm
         B = self.basis.to(dtype=L.dtype, device=L.device)
         return torch.einsum("...ij,kij->...k", log_sym, B)  # k_i = <log L_sym, B_i>_F

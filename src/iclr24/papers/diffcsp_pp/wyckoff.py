@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .lattice import check_spacegroup
+from .lattice import check_spacegroup, lattice_degrees_of_freedom
 
 __all__ = ["WyckoffTemplate", "normalize_composition", "standardize"]
 
@@ -123,6 +123,16 @@ class WyckoffTemplate:
         return dict(Counter(self.species))
 
     @property
+    def free_parameters(self) -> int:
+        """Parameters the template leaves open beyond the overall scale: the free lattice log
+        coefficients minus one (the volume, which StructureMatcher normalises away) plus the
+        rank of each orbit's op (x, y, z of a general position, none of a fixed special
+        position). 0 means the template alone determines the crystal up to its scale (e.g.
+        rock-salt: Fm-3m, 4a + 4b)."""
+        ranks = [int(np.linalg.matrix_rank(self.ops[a, :3, :3])) for a in self.anchor_atoms]
+        return lattice_degrees_of_freedom(self.spacegroup) - 1 + sum(ranks)
+
+    @property
     def multiplicities(self) -> tuple[int, ...]:
         """(M,) atoms per orbit."""
         return tuple(int(np.sum(self.anchors == a)) for a in self.anchor_atoms)
@@ -214,6 +224,7 @@ def standardize(structure: Any, symprec: float = 0.01) -> tuple[Any, WyckoffTemp
     ``from_seed`` then assigns Wyckoff positions at tol 0.01, retried at 1e-4 if that fails
     (the official preprocessing). Atom i of the returned structure is op_i applied to its
     anchor's generating point, so ``template.positions(structure.frac_coords)`` reproduces it.
+    A left-handed input cell is first rewritten as the same crystal in a right-handed one.
     """
     from pymatgen.core import Lattice, Structure
     from pymatgen.symmetry.analyzer import SpacegroupAnalyzer
@@ -224,6 +235,12 @@ def standardize(structure: Any, symprec: float = 0.01) -> tuple[Any, WyckoffTemp
                         f"{type(structure).__name__}")
     if not isinstance(symprec, (int, float)) or isinstance(symprec, bool) or symprec <= 0:
         raise ValueError(f"symprec must be a positive number, got {symprec!r}")
+    if np.linalg.det(structure.lattice.matrix) < 0:
+        # the same crystal in a right-handed cell (r = f L = (-f)(-L)); issue 38: the cell is
+        # rebuilt from lattice parameters below, which cannot tell a cell from its mirror
+        # image (spglib's refined cell is right-handed already; this keeps that explicit)
+        structure = Structure(Lattice(-structure.lattice.matrix), structure.species,
+                              -structure.frac_coords)
     refined = SpacegroupAnalyzer(structure, symprec=symprec).get_refined_structure()
     crystal = pyxtal()
     try:

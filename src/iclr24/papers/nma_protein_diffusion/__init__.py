@@ -17,8 +17,9 @@ How the code maps to it.
   zero modes), :func:`mode_displacements`.
 - :mod:`.dynamics_loss`: :func:`displacement_cosines`, :func:`normalised_amplitudes`,
   :func:`dynamics_loss` (L_dyn = L1(cosines) + 2 L1(amplitudes)), :func:`mode_overlap`.
-- :mod:`.guidance`: :class:`NormalModeGuidance`, :class:`MotifGuidance` (callables
-  ``(x_t, t, denoiser, diffusion) -> delta``) and :func:`guided_ddpm_sample` on the shared
+- :mod:`.guidance`: :class:`NormalModeGuidance` (update (1 - alpha_t) gs alpha_t g, as the
+  official code), :class:`MotifGuidance` (callables ``(x_t, t, denoiser, diffusion) ->
+  delta``) and :func:`guided_ddpm_sample` on the shared
   diffusion kit (:mod:`iclr24.kits.diffusion`: the update enters through its posterior-mean
   hook, the noise is centre-of-mass free).
 - :mod:`.superposition`: batched Kabsch (motif guidance, motif RMSD, mode overlap).
@@ -44,8 +45,12 @@ What differs / is out of reach.
   procedural hinge proteins instead.
 - The guidance scale is ours (our units and model), fixed on a validation target before the
   claims ran; cond_frac = 0.5 and eta = 0.4 are the official defaults.
-- Safety checks absent from the official code: structures with a non-rigid network or
-  near-degenerate modes 6/7 are skipped at that step.
+- Safety checks absent from the official code: structures with a non-finite x0 estimate, a
+  non-rigid network or near-degenerate modes 6/7 are skipped at that step, and the sampler
+  warns (:class:`GuidanceSkippedWarning`) with the number of skipped structure-steps;
+  :func:`anm_hessian` refuses non-finite coordinates. The claims score L_dyn on rigid final
+  structures only and guard their test bed (rigid networks, guidance applied, chains not
+  broken) with a ``control`` (issue 38).
 
 Usage::
 
@@ -57,6 +62,7 @@ Usage::
     disp = vecs[:, 0].reshape(-1, 3)[motif]                  # (n_m, 3)
     guide = NormalModeGuidance(disp, motif, scale=3000.0, cond_frac=0.5)
     x = guided_ddpm_sample(model, diff, [guide], (10, 150, 3), eta=0.4)
+    guide.skipped, guide.attempted       # structure-steps skipped / guided (warned if any)
 """
 
 from .backbones import (
@@ -80,7 +86,12 @@ from .elastic_network import (
     mode_displacements,
     normal_modes,
 )
-from .guidance import MotifGuidance, NormalModeGuidance, guided_ddpm_sample
+from .guidance import (
+    GuidanceSkippedWarning,
+    MotifGuidance,
+    NormalModeGuidance,
+    guided_ddpm_sample,
+)
 from .superposition import kabsch_rotation, motif_rmsd, superpose
 
 __all__ = [
@@ -88,6 +99,7 @@ __all__ = [
     "FAMILIES",
     "FORCE_FIELDS",
     "CalphaDenoiser",
+    "GuidanceSkippedWarning",
     "HingeProtein",
     "MotifGuidance",
     "NormalModeGuidance",

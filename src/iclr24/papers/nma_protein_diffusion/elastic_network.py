@@ -61,12 +61,18 @@ def anm_hessian(x: torch.Tensor, cutoff: float = 13.0, force: str = "hinsen") ->
     cutoff: springs join pairs with |x_i - x_j| <= cutoff.
     force:  ``"hinsen"`` or ``"uniform"`` (k = 1).
     Returns (..., 3N, 3N) float64, ordered [x1, y1, z1, x2, ...]; differentiable in ``x``.
+    Raises ValueError on non-finite coordinates (issue 38: they gave a NaN Hessian silently).
     """
     _check_coords(x)
     if isinstance(cutoff, bool) or not isinstance(cutoff, (int, float)) or not cutoff > 0:
         raise ValueError(f"cutoff must be a positive number (Angstrom), got {cutoff!r}")
     if force not in FORCE_FIELDS:
         raise ValueError(f"force must be one of {FORCE_FIELDS}, got {force!r}")
+    if not bool(torch.isfinite(x.detach()).all()):
+        bad = ~torch.isfinite(x.detach()).reshape(-1, *x.shape[-2:]).flatten(1).all(1)
+        where = torch.nonzero(bad).flatten().tolist()[:5]
+        raise ValueError(f"x must hold finite coordinates, got NaN or inf in structure(s) "
+                         f"{where} (flattened batch index): their Hessian would be NaN")
     x = x.to(torch.float64)
     n = x.shape[-2]
     d = x.unsqueeze(-3) - x.unsqueeze(-2)  # d[..., i, j] = x_j - x_i

@@ -18,6 +18,7 @@ in these units (see :data:`GUIDANCE_SCALE`).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -29,7 +30,7 @@ from .backbones import backbone_dataset, bond_deviation, clash_fraction, hinge_p
 from .denoiser import CalphaDenoiser, random_rotations, v_loss
 from .dynamics_loss import dynamics_loss, mode_overlap
 from .elastic_network import RIGID_MODES, anm_hessian, count_zero_modes, normal_modes
-from .guidance import NormalModeGuidance, guided_ddpm_sample
+from .guidance import GuidanceSkippedWarning, NormalModeGuidance, guided_ddpm_sample
 from .superposition import kabsch_rotation, motif_rmsd
 
 __all__ = ["GUIDANCE_SCALE", "UNIT", "ExperimentConfig", "final_metrics", "hinge_target",
@@ -47,7 +48,9 @@ class ExperimentConfig:
     (``hinge_target(48, 999999)``, a seed the claims never use; stand-in of seed 0, 8 samples per
     arm): the guided / unconditional mean L_dyn was 0.157 at gs = 30, 0.093 at 100 and 0.334 at
     300 (where bonds broke: mean deviation 4.1 A vs 2.3 A), so gs = 100. The official 3000
-    belongs to Genie in Angstrom; ours acts on 10 A units with another model.
+    belongs to Genie in Angstrom; ours acts on 10 A units with another model. That tuning ran
+    before issue 38 added the official alpha_t factor to the update (alpha_t >= 0.984 while
+    the guidance is on at T = 200: a <= 1.6% smaller step); gs was not re-tuned.
     Sizes at small: 1,500 training steps of batch 16 on 2,000 structures, width 48, 3 blocks
     (the spec's 2,000 steps at width 64 and 4 blocks cost ~150 s of CPU for training alone).
     """
@@ -133,7 +136,9 @@ def final_metrics(x: torch.Tensor, target: HingeTarget) -> dict[str, np.ndarray]
     """Per-sample metrics of final structures x (B, N, 3) in Angstrom.
 
     ldyn: L_dyn of mode 6 of the final structure's ANM on the motif (as the official
-    ``record_results``; computed even when a network is not rigid, flagged in ``rigid``);
+    ``record_results``; computed even when a network is not rigid, where mode 6 is not an
+    internal motion and the number means nothing: flagged in ``rigid``, and the claims average
+    L_dyn over rigid structures only);
     overlap: |cos| of the flattened motif displacements after superposing the motif onto the
     target's; rmsd: motif RMSD to the target motif; bond_dev, clash: plausibility.
     """
@@ -156,8 +161,11 @@ def run_arms(model: torch.nn.Module, cfg: ExperimentConfig, target: HingeTarget,
              gs: float | None = None) -> dict[str, dict[str, np.ndarray] | int]:
     """Unconditional and guided samples for one target from the same x_T and noise stream.
 
-    Returns {"uncond": metrics, "guided": metrics, "skipped": guided steps skipped}; ``gs``
-    overrides cfg.gs (gs = 0 makes the guided arm the unconditional one: a null method).
+    Returns {"uncond": metrics, "guided": metrics, "skipped": guided structure-steps skipped,
+    "attempted": guided structure-steps with the guidance active}; ``gs`` overrides cfg.gs
+    (gs = 0 makes the guided arm the unconditional one: a null method, with nothing attempted).
+    The sampler's :class:`~.guidance.GuidanceSkippedWarning` is not raised here: the two counts
+    are returned, and the claims read them.
     """
     diff = cfg.diffusion()
     shape = (cfg.n_samples, cfg.n_res, 3)
@@ -170,8 +178,10 @@ def run_arms(model: torch.nn.Module, cfg: ExperimentConfig, target: HingeTarget,
     out: dict[str, dict[str, np.ndarray] | int] = {}
     for arm, guidances in (("uncond", []), ("guided", [guidance])):
         g = torch.Generator().manual_seed(seed)  # the same x_T and noise draws in both arms
-        with torch_threads(1):  # tiny tensors: a second thread only spins
+        with torch_threads(1), warnings.catch_warnings():  # tiny tensors: one thread
+            warnings.simplefilter("ignore", GuidanceSkippedWarning)  # counted below
             x = guided_ddpm_sample(model, diff, guidances, shape, eta=cfg.eta, generator=g)
             out[arm] = final_metrics(x * UNIT, target)
     out["skipped"] = guidance.skipped
+    out["attempted"] = guidance.attempted
     return out

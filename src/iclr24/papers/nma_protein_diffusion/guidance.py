@@ -12,8 +12,10 @@ the final part of the trajectory):
 3. g = -grad_{x_t} loss, back-propagated through the eigendecomposition, x0_hat *and* the
    denoiser (``through_denoiser=False`` treats d x0_hat / d x_t as 1 / sqrt(abar_t), a cheaper
    variant that is a deviation from the paper);
-4. the update delta = (1 - alpha_t) * gs * g with its centre of mass removed; several guidances
-   add their updates;
+4. the update delta = (1 - alpha_t) * gs * s(alpha_t) * g with its centre of mass removed,
+   s(alpha_t) = alpha_t for the dynamics guidance (the official ``gs_time_scaling``; issue 38:
+   it was missing, a <= 1.6% change over the conditioned half of a cosine schedule);
+   several guidances add their updates;
 5. x_t <- x_t + delta, then the usual ancestral step with noise scale eta *using the noise
    estimate of step 1* (as Genie's sampler does): in the kit's terms the posterior mean moves by
    delta / sqrt(alpha_t), the coefficient of x_t in mean = (x_t - beta_t eps_hat /
@@ -25,10 +27,14 @@ target motif onto the current estimate before the L1 loss; we re-superpose at ev
 treat the superposition as a constant (the official code re-superposes every sixth step).
 
 Robustness (pitfalls of the eigenvector derivative, not in the official code): a structure
-whose x0_hat network does not have exactly six zero modes, whose modes 6 and 7 are nearly
-degenerate (lambda_7 - lambda_6 <= gap_tol * lambda_6, where 1 / (lambda_7 - lambda_6) blows
-the gradient up) or whose gradient is not finite gets no update at that step (counted in
-``skipped``); ``max_grad_norm`` optionally clips each structure's gradient.
+whose x0_hat is not finite, whose x0_hat network does not have exactly six zero modes, whose
+modes 6 and 7 are nearly degenerate (lambda_7 - lambda_6 <= gap_tol * lambda_6, where
+1 / (lambda_7 - lambda_6) blows the gradient up) or whose gradient is not finite gets no update
+at that step. Each guidance counts the structure-steps it was active on (``attempted``) and
+those it skipped (``skipped``), and :func:`guided_ddpm_sample` warns
+(:class:`GuidanceSkippedWarning`) when a run skipped any, with both counts: a guidance that
+skips most of its steps is (nearly) off. ``max_grad_norm`` optionally clips each structure's
+gradient.
 
 Units: guidances see the diffusion's coordinates; ``angstrom_per_unit`` converts x0_hat to
 Angstrom for the elastic network and the target motif (Genie works in Angstrom: 1.0).
@@ -41,6 +47,7 @@ unchanged.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 
 import torch
@@ -57,9 +64,14 @@ from .elastic_network import (
 )
 from .superposition import superpose
 
-__all__ = ["MotifGuidance", "NormalModeGuidance", "guided_ddpm_sample"]
+__all__ = ["GuidanceSkippedWarning", "MotifGuidance", "NormalModeGuidance",
+           "guided_ddpm_sample"]
 
 Denoiser = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+class GuidanceSkippedWarning(UserWarning):
+    """A guided sampling run skipped some of its guidance updates (see the module docstring)."""
 
 
 def _positive(name: str, value: object, allow_zero: bool = True) -> float:
@@ -89,7 +101,8 @@ class _TweedieGuidance:
             _positive("max_grad_norm", max_grad_norm, allow_zero=False)
         self.angstrom_per_unit = _positive("angstrom_per_unit", angstrom_per_unit,
                                            allow_zero=False)
-        self.skipped = 0
+        self.skipped = 0  # structure-steps with no update (see the module docstring)
+        self.attempted = 0  # structure-steps with the guidance active
         self.last_loss: torch.Tensor | None = None
 
     def check_length(self, n_res: int) -> None:
@@ -133,21 +146,32 @@ class _TweedieGuidance:
                     x0_const = out if diffusion.predict == "x0" else \
                         diffusion.x0_from_eps(xt, t, out)
                 x0 = x0_const + (xt - xt.detach()) / math.sqrt(abar)
-            losses, valid = self._losses(x0 * self.angstrom_per_unit, t, diffusion.T)
-            total = torch.where(valid, losses, torch.zeros_like(losses)).sum()
-            (grad,) = torch.autograd.grad(total, xt, allow_unused=True)
+            # a non-finite x0_hat (a diverging denoiser) has no elastic network: skipped
+            finite_x0 = torch.isfinite(x0.detach()).flatten(1).all(1)
+            losses = torch.full((x_t.shape[0],), math.nan, dtype=torch.float64,
+                                device=x_t.device)
+            valid = torch.zeros(x_t.shape[0], dtype=torch.bool, device=x_t.device)
+            grad = None
+            if bool(finite_x0.any()):
+                sub_losses, sub_valid = self._losses(x0[finite_x0] * self.angstrom_per_unit, t,
+                                                     diffusion.T)
+                total = torch.where(sub_valid, sub_losses, torch.zeros_like(sub_losses)).sum()
+                (grad,) = torch.autograd.grad(total, xt, allow_unused=True)
+                losses[finite_x0] = sub_losses.detach().to(losses.dtype)
+                valid[finite_x0] = sub_valid
         if grad is None:
             grad = torch.zeros_like(x_t)
         g = -grad.detach()  # g = -grad_{x_t} loss
         finite = torch.isfinite(g).flatten(1).all(1)
         ok = valid & finite
+        self.attempted += int(ok.numel())
         self.skipped += int((~ok).sum())
         g = torch.where(ok[:, None, None], g, torch.zeros_like(g))
         if self.max_grad_norm is not None:
             norms = g.flatten(1).norm(dim=1).clamp_min(1e-30)
             g = g * (self.max_grad_norm / norms).clamp(max=1.0)[:, None, None]
-        self.last_loss = losses.detach()
-        delta = (1 - alpha) * self.scale * self._time_scale(alpha) * g  # (1 - alpha_t) gs g
+        self.last_loss = losses
+        delta = (1 - alpha) * self.scale * self._time_scale(alpha) * g  # (1 - a_t) gs s(a_t) g
         return remove_com(delta.to(x_t.dtype))
 
 
@@ -156,7 +180,8 @@ class NormalModeGuidance(_TweedieGuidance):
 
     target_disp: (n_m, 3) displacements of the target's mode on its motif (any sign/scale).
     residue_idx: (n_m,) residues of the generated chain that carry the condition.
-    scale:       the guidance scale gs (official default 3000 for Genie in Angstrom).
+    scale:       the guidance scale gs (official default 3000 for Genie in Angstrom), times
+                 alpha_t as in the official code.
     cond_frac:   conditioning runs while t < cond_frac * T (official default 0.5).
     amp_weight:  weight of the amplitude term in L_dyn (2).
     cutoff, force: the elastic network (13 A, Hinsen). mode_index: 6 (0-based).
@@ -190,6 +215,9 @@ class NormalModeGuidance(_TweedieGuidance):
         self.force, self.mode_index = force, mode_index
         self.gap_tol = _positive("gap_tol", gap_tol)
         self.zero_tol = _positive("zero_tol", zero_tol)
+
+    def _time_scale(self, alpha: float) -> float:
+        return alpha  # official gs_time_scaling(a) = a of the eigenconditioner
 
     def _losses(self, x0_angstrom: torch.Tensor, t: int, steps: int
                 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -253,6 +281,8 @@ def guided_ddpm_sample(model: Denoiser, diffusion: GaussianDiffusion,
                sigma_t^2 = beta_t, i.e. ``variance="beta"``).
     guidances: :class:`NormalModeGuidance` / :class:`MotifGuidance` objects (may be empty:
                the unconditional sampler). eta: noise scale (official 0.4).
+    Warns (:class:`GuidanceSkippedWarning`) when a guidance skipped updates during the run,
+    saying how many of the structure-steps it was active on.
     """
     if not isinstance(diffusion, GaussianDiffusion):
         raise TypeError(f"diffusion must be a GaussianDiffusion, got {type(diffusion).__name__}")
@@ -273,6 +303,16 @@ def guided_ddpm_sample(model: Denoiser, diffusion: GaussianDiffusion,
         delta = sum(g(xt, t, model, diffusion) for g in guidances)  # joint conditioning sums
         return mean + delta / math.sqrt(float(diffusion.alphas[t]))  # x_t += delta, eps fixed
 
+    before = [(g.skipped, g.attempted) for g in guidances]
     with torch.no_grad():
-        return diffusion.sample(model, shape, generator=generator, eta=eta, mean_hook=hook,
-                                noise_fn=com_free_noise, x_T=x_T, progress=progress)
+        x = diffusion.sample(model, shape, generator=generator, eta=eta, mean_hook=hook,
+                             noise_fn=com_free_noise, x_T=x_T, progress=progress)
+    for g, (skipped, attempted) in zip(guidances, before):
+        skipped, attempted = g.skipped - skipped, g.attempted - attempted
+        if skipped:
+            warnings.warn(f"{type(g).__name__} skipped {skipped} of the {attempted} "
+                          f"structure-steps it was active on (x0 estimate not finite, its "
+                          f"elastic network not rigid, modes 6/7 degenerate, or a non-finite "
+                          f"gradient): those steps got no guidance update",
+                          GuidanceSkippedWarning, stacklevel=2)
+    return x
