@@ -20,6 +20,7 @@ from iclr24.papers.bimodal_separation import (
     single_source_clips,
     stft,
     weighted_l1,
+    zero_shot_accuracy,
 )
 
 
@@ -85,12 +86,13 @@ def test_tiny_clap_protocol_errors_and_pretraining_learns(one_torch_thread):
     clips = single_source_clips(160, 0, purpose="clap")
     clap.requires_grad_(True)
     pretrain_tiny_clap(clap, clips.waves, clips.labels, steps=40, batch_size=32)
-    held = single_source_clips(80, 1, purpose="clap")
+    held = single_source_clips(80, 1, purpose="clap_test")
     with torch.no_grad():
         a = clap.embed_audio(torch.as_tensor(held.waves), 8000)
         t = clap.embed_text(list(SOUND_CLASSES))
     acc = float(((a @ t.T).argmax(1).numpy() == held.labels).mean())
     assert acc > 0.5  # chance is 1/8
+    assert zero_shot_accuracy(clap, held.waves, held.labels, SOUND_CLASSES, 8000) == acc
 
 
 def test_separator_unit_mask_returns_the_mixture(one_torch_thread):
@@ -175,3 +177,110 @@ def test_training_is_deterministic(one_torch_thread):
         sep = _separator(_clap(), seed=5)
         runs.append(train_separator(sep, weak_batches(corpus, 2), steps=3, seed=1))
     assert runs[0] == runs[1] and np.isfinite(runs[0]).all()
+
+
+def test_separate_bad_mixtures_name_the_argument(one_torch_thread):
+    sep = _separator(_clap())
+    with pytest.raises(TypeError, match="mixture must be a floating-point tensor, got torch.int64"):
+        sep.separate(torch.zeros(CLIP_SAMPLES, dtype=torch.int64), "hiss", 8000)
+    with pytest.raises(TypeError, match="mixture must be a torch.Tensor"):
+        sep.separate(np.zeros(CLIP_SAMPLES, dtype=np.float32), "hiss", 8000)
+    with pytest.raises(ValueError, match="mixture is empty"):
+        sep.separate(torch.zeros(0), "hiss", 8000)
+    with pytest.raises(ValueError, match="mixture is empty"):
+        sep.separate(torch.zeros(0, CLIP_SAMPLES), [], 8000)
+    with pytest.raises(ValueError, match="at least n_fft = 256 samples, got 100"):
+        sep.separate(torch.zeros(100), "hiss", 8000)
+    nan = torch.randn(CLIP_SAMPLES)
+    nan[17] = float("nan")
+    with pytest.raises(ValueError, match="mixture must be finite"):
+        sep.separate(nan, "hiss", 8000)
+    with pytest.raises(ValueError, match="mixture must be a \\(samples,\\) or \\(batch, samples\\)"):
+        sep.separate(torch.zeros(1, 1, CLIP_SAMPLES), "hiss", 8000)
+    with pytest.raises(TypeError, match="text must be one str or a sequence of str"):
+        sep.separate(torch.zeros(2, CLIP_SAMPLES), ["hiss", 3], 8000)
+
+
+def test_float64_mixture_is_computed_in_the_models_dtype_and_returned_in_its_own(one_torch_thread):
+    sep = _separator(_clap()).eval()
+    x = torch.randn(2, CLIP_SAMPLES, generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        est32 = sep.separate(x, ["hiss", "bass"], 8000)
+        est64 = sep.separate(x.double(), ["hiss", "bass"], 8000)
+    assert est64.dtype == torch.float64 and est32.dtype == torch.float32
+    assert torch.allclose(est64.float(), est32, atol=1e-5)
+
+
+def test_to_moves_the_frozen_audio_text_model_but_keeps_it_out_of_the_state(one_torch_thread):
+    clap = _clap()
+    sep = _separator(clap).eval()
+    sep.double()
+    assert all(p.dtype == torch.float64 for p in clap.parameters())
+    assert all(p.dtype == torch.float64 for p in sep.parameters())
+    assert not any(k.startswith("audio_text_model") for k in sep.state_dict())
+    x = torch.randn(CLIP_SAMPLES, dtype=torch.float64)
+    with torch.no_grad():
+        assert sep.separate(x, "hiss", 8000).dtype == torch.float64
+        losses = sep.training_losses(_batch())  # float32 batch, computed in float64
+    assert losses["total"].dtype == torch.float64 and torch.isfinite(losses["total"])
+    sep.to(torch.float32)
+    assert all(p.dtype == torch.float32 for p in clap.parameters())
+
+
+def test_separator_rejects_bad_weights_and_stft_sizes():
+    clap = _clap()
+    with pytest.raises(ValueError, match="lambda_rec must be a finite number >= 0, got -1"):
+        _separator(clap, lambda_rec=-1.0)
+    with pytest.raises(ValueError, match="contrastive_weight must be a finite number >= 0"):
+        _separator(clap, contrastive_weight=float("nan"))
+    with pytest.raises(ValueError, match="lambda_rec must be a finite number >= 0"):
+        _separator(clap, lambda_rec="5")
+    with pytest.raises(ValueError, match="hop must be <= n_fft = 256"):
+        _separator(clap, hop=512)
+    with pytest.raises(ValueError, match="hop must be a positive int"):
+        _separator(clap, hop=0)
+    _separator(clap, lambda_rec=0.0, contrastive_weight=0.0)  # both terms switched off: allowed
+
+
+def test_mixture_batch_and_training_losses_reject_bad_audio():
+    caps = (("hiss and bass", "clicks and rumble"),)
+    with pytest.raises(TypeError, match="mixtures must be a floating-point tensor"):
+        MixtureBatch(torch.zeros(1, 2, CLIP_SAMPLES, dtype=torch.int32), caps, 8000)
+    bad = torch.zeros(1, 2, CLIP_SAMPLES)
+    bad[0, 1, 3] = float("inf")
+    with pytest.raises(ValueError, match="mixtures must be finite"):
+        MixtureBatch(bad, caps, 8000)
+    with pytest.raises(ValueError, match="mixtures is empty"):
+        MixtureBatch(torch.zeros(1, 2, 0), caps, 8000)
+    with pytest.raises(TypeError, match="captions must hold strings"):
+        MixtureBatch(torch.zeros(1, 2, CLIP_SAMPLES), (("hiss", 3),), 8000)
+    short = MixtureBatch(torch.ones(1, 2, 100), caps, 8000)
+    with pytest.raises(ValueError, match="batch.mixtures must have at least n_fft = 256"):
+        _separator(_clap()).training_losses(short)
+
+
+class _AxisModel:
+    """An audio-text stub: audio embedding = one-hot of the loudest of the first 3 samples,
+    text embedding = one-hot of the class index (for zero_shot_accuracy)."""
+
+    sample_rate = 8000
+    logit_scale = 1.0
+
+    def embed_audio(self, wave, sample_rate):
+        return torch.nn.functional.one_hot(wave[:, :3].abs().argmax(1), 3).float()
+
+    def embed_text(self, phrases):
+        return torch.eye(3)[[["a", "b", "c"].index(p) for p in phrases]]
+
+
+def test_zero_shot_accuracy_counts_nearest_text_matches():
+    waves = np.zeros((4, 10), dtype=np.float32)
+    waves[[0, 1, 2, 3], [0, 1, 2, 2]] = 1.0  # audio classes 0, 1, 2, 2
+    assert zero_shot_accuracy(_AxisModel(), waves, np.array([0, 1, 2, 0]), ["a", "b", "c"],
+                              8000) == 0.75
+    assert zero_shot_accuracy(_AxisModel(), waves, np.array([1, 2, 0, 1]), ["a", "b", "c"],
+                              8000) == 0.0
+    with pytest.raises(ValueError, match="labels must index class_names"):
+        zero_shot_accuracy(_AxisModel(), waves, np.array([0, 1, 2, 3]), ["a", "b", "c"], 8000)
+    with pytest.raises(ValueError, match="waves must be \\(n, samples\\)"):
+        zero_shot_accuracy(_AxisModel(), waves[0], np.array([0]), ["a", "b", "c"], 8000)

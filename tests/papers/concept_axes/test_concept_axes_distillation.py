@@ -193,3 +193,32 @@ def test_generate_returns_unit_range_images(parts):
     assert torch.equal(x, generate(t2i, text, prompt, emb, steps=2, seed=0))
     with pytest.raises(ValueError, match="steps"):
         t2i.sample(torch.zeros(1, 4, 16), torch.Generator(), 0)
+
+
+class _RecordingT2I(_ZeroEps):
+    def sample(self, cond, generator, steps, *, uncond=None, guidance=1.0):
+        self.seen = (cond, uncond, guidance)
+        return torch.zeros(cond.shape[0], 3, 8, 8)
+
+
+def test_generate_with_guidance_uses_the_null_caption_as_unconditional(parts):
+    prompt, text, _, _, _ = parts
+    t2i = _RecordingT2I()
+    emb = torch.randn(2, 3, 16)
+    null_words = {"category": "object", "color": "color", "material": "material"}
+    generate(t2i, text, prompt, emb, steps=2, guidance=4.0, null_words=null_words)
+    cond, uncond, w = t2i.seen
+    null = prompt.word_embeddings(text, {a: [null_words[a]] * 2 for a in AXES})
+    assert w == 4.0
+    assert torch.allclose(uncond, text(prompt.input_embeddings(text, null)))
+    assert torch.allclose(cond, text(prompt.input_embeddings(text, emb)))
+    generate(t2i, text, prompt, emb, steps=2)
+    assert t2i.seen[1] is None and t2i.seen[2] == 1.0  # no guidance: conditional only
+    with pytest.raises(ValueError, match="null_words"):
+        generate(t2i, text, prompt, emb, steps=2, guidance=4.0)
+    with pytest.raises(ValueError, match="lacks axes"):
+        generate(t2i, text, prompt, emb, steps=2, guidance=4.0, null_words={"color": "color"})
+    with pytest.raises(ValueError, match="guidance"):
+        generate(t2i, text, prompt, emb, steps=2, guidance=-2.0, null_words=null_words)
+    with pytest.raises(ValueError, match="embeddings"):
+        generate(t2i, text, prompt, emb[0], steps=2)

@@ -1,7 +1,12 @@
 import pytest
 import torch
 
-from iclr24.papers.concept_axes import TemplatePrompt, WordTokenizer, placeholder_token
+from iclr24.papers.concept_axes import (
+    HFTokenizer,
+    TemplatePrompt,
+    WordTokenizer,
+    placeholder_token,
+)
 from iclr24.papers.concept_axes.standins import TEMPLATE, TinyTextEncoder, world_tokenizer
 from iclr24.papers.concept_axes.world import AXES
 
@@ -95,3 +100,71 @@ def test_bad_arguments():
         p.input_embeddings(TinyTextEncoder(len(p.tokenizer), dim=4), torch.zeros(1, 2, 4))
     with pytest.raises(ValueError, match="dim"):
         p.input_embeddings(TinyTextEncoder(len(p.tokenizer), dim=4), torch.zeros(1, 3, 5))
+
+
+def _hf_tokenizer():
+    """A real Hugging Face tokenizer built here (BPE on a tiny corpus, ``</s>`` appended as T5
+    does), no download."""
+    tokenizers = pytest.importorskip("tokenizers")
+    transformers = pytest.importorskip("transformers")
+    from tokenizers import models, pre_tokenizers, processors, trainers
+
+    tok = tokenizers.Tokenizer(models.BPE(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    corpus = [f"a photo of {s} with {c} color and {m} material"
+              for s in ("circle", "square") for c in ("red", "blue") for m in ("solid", "dots")]
+    tok.train_from_iterator(corpus * 10, trainers.BpeTrainer(vocab_size=150,
+                                                              special_tokens=["[UNK]", "</s>"]))
+    tok.post_processor = processors.TemplateProcessing(
+        single="$A </s>", special_tokens=[("</s>", tok.token_to_id("</s>"))])
+    return transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]",
+                                                eos_token="</s>")
+
+
+def test_hugging_face_tokenizer_is_wrapped_and_placeholders_stay_single_tokens():
+    hf = _hf_tokenizer()
+    n_before = len(hf)
+    p = TemplatePrompt(TEMPLATE, AXES, hf)
+    assert isinstance(p.tokenizer, HFTokenizer) and len(p.tokenizer) == n_before + 3
+    ids = p.token_ids.tolist()
+    for axis, pos in zip(AXES, p.positions.tolist()):
+        assert ids[pos] == hf.convert_tokens_to_ids(placeholder_token(axis))
+    assert ids[-1] == hf.convert_tokens_to_ids("</s>")  # special tokens kept, as T5 encodes
+    # a text encoder sized to the grown vocabulary takes the prompt end to end
+    enc = TinyTextEncoder(len(p.tokenizer), dim=4)
+    e = torch.randn(2, 3, 4)
+    seq = p.input_embeddings(enc, e)
+    assert torch.equal(seq[:, p.positions[1]], e[:, 1])
+    w = p.word_embeddings(enc, {"category": ["circle"], "color": ["red"], "material": ["dots"]})
+    assert torch.equal(w[0, 1], enc.table.weight[hf.convert_tokens_to_ids("red")])
+    # a second prompt on the same tokenizer reuses the placeholder ids
+    assert TemplatePrompt(TEMPLATE, AXES, hf).token_ids.tolist() == ids
+
+
+def test_hugging_face_anchor_words_must_be_one_known_token():
+    p = TemplatePrompt(TEMPLATE, AXES, _hf_tokenizer())
+    assert p.tokenizer.single_token_id("circle") > 0
+    with pytest.raises(ValueError, match="single token"):
+        p.tokenizer.single_token_id("magenta")  # split into pieces by BPE
+    with pytest.raises(ValueError, match="unknown token"):
+        p.tokenizer.single_token_id("z")  # outside the alphabet: [UNK]
+
+
+def test_hf_adapter_and_prompt_refuse_non_tokenizers():
+    with pytest.raises(TypeError, match="Hugging Face tokenizer.*lacks"):
+        HFTokenizer(object())
+    with pytest.raises(TypeError, match="Tokenizer protocol"):
+        TemplatePrompt(TEMPLATE, AXES, tokenizer=["a", "photo"])
+
+
+class _DroppingTokenizer(WordTokenizer):
+    """A custom tokenizer done wrong: its encode loses the placeholder tokens."""
+
+    def encode(self, text):
+        return [i for w, i in zip(text.split(), super().encode(text)) if not w.startswith("<")]
+
+
+def test_placeholder_that_the_tokenizer_does_not_keep_is_an_error():
+    with pytest.raises(ValueError, match="does not keep"):
+        TemplatePrompt(TEMPLATE, AXES, _DroppingTokenizer(["a", "photo", "of", "with", "color",
+                                                           "and", "material"]))

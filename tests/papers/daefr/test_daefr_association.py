@@ -161,5 +161,9 @@ def test_fit_association_aligns_and_weight_zero_does_not():
         assert len(fit.assoc) == 30 and fit.logit_scale > 0
         assert not hq.training and not lq.training
     assert gains[1.0] > gains[0.0] + 0.05
+    # the null arm scored as if it were the method (its gain over the stage-1 pair) does not
+    # pass, even with the HQ encoder left on its codebook
+    null_as_method = {"retrieval_gain_vs_null": gains[0.0], "hq_code_agreement_after": 1.0,
+                      "hq_code_agreement_null": 1.0}
     for scale in (Scale.SMOKE, Scale.SMALL):
-        assert association_alignment.verdict({"retrieval_gain": gains[0.0]}, scale) != "holds"
+        assert association_alignment.verdict(null_as_method, scale) != "holds"

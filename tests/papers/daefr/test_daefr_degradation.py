@@ -108,3 +108,23 @@ def test_bad_images_are_refused():
         degrade(_images(), DegradationConfig(), 0)
     with pytest.raises(TypeError, match="jpeg_quality"):
         DegradationConfig(jpeg_quality=(30.5, 90))
+
+
+def test_images_in_zero_one_are_flagged():
+    """Issue 38: a [0, 1] batch passes the range check but would be read as grey-to-white; the
+    check warns, naming the argument and the fix. [-1, 1] data (and an all-zero, mid-grey
+    batch) do not warn."""
+    import warnings
+
+    from iclr24.papers.daefr import check_images
+
+    zero_one = (_images(4) + 1) / 2
+    with pytest.warns(UserWarning, match=r"x has no negative value.*rescale with x \* 2 - 1"):
+        degrade(zero_one)
+    with pytest.warns(UserWarning, match="x_hq has no negative value"):
+        check_images(zero_one, "x_hq")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_images(_images(4), "x_hq")
+        check_images(torch.zeros(2, 1, 8, 8), "x_hq")
+        degrade(_images(2))

@@ -39,8 +39,10 @@ def test_generated_looks_stay_in_context(setup, one_torch_thread):
         logits = model.lm(seq[:, :-1], memory)
     # every generated token is the greedy choice given everything before it, the model's own
     # earlier Look answers included
+    # (constrained: among the relation words, then among the cells)
     for pos in [5, 6, 11, 12, 17, 18, prog.length - 1]:
-        assert torch.equal(seq[:, pos], logits[:, pos - 1].argmax(-1))
+        allowed = vocab.relation_ids if pos in (5, 11, 17) else vocab.cell_ids
+        assert torch.equal(seq[:, pos], allowed[logits[:, pos - 1, allowed].argmax(-1)])
     text = vocab.decode(seq[0]).split()
     assert text[1:5] == ["look", "f0", "snitch", "?"] and text[-5:-1] == ["where", "snitch", "end", "?"]
     # the final answer depends on the Look answers in context: replacing them changes logits
@@ -50,6 +52,31 @@ def test_generated_looks_stay_in_context(setup, one_torch_thread):
         assert not torch.allclose(model.lm(forced[:, :-1], memory)[:, -1], logits[:, -1])
     word = model.answer(videos[0], look_steps=(0, 3, 6))
     assert word == vocab.decode(seq[:1, -1])
+
+
+def test_untrained_model_answers_a_cell(setup, one_torch_thread):
+    """Issue 38: decoding is constrained to the answer grammar, so even an untrained model (here
+    with the cell logits pushed far below a frame token's) answers a cell, never 'f8'."""
+    videos, vocab, prog, _ = setup
+    torch.manual_seed(1)
+    model = LRR(TwoStreamVideoEncoder(24, 8, 32, 1, 1, 4, 8),
+                CrossAttentionLM(len(vocab), 32, 1, 4, 1, prog.length), vocab)
+    frames = videos_tensor(videos[:4])
+    with torch.no_grad():
+        model.lm.head.bias[vocab.index["f7"]] += 50.0  # the unconstrained argmax: a frame id
+        model.lm.head.bias[vocab.cell_ids] -= 50.0
+        tokens = torch.full((4, 1), vocab.index["<bos>"])
+        assert (model.lm(tokens, model.encoder(frames))[:, -1].argmax(-1)
+                == vocab.index["f7"]).all()
+    word = model.answer(videos[0], look_steps=(0, 3, 6))
+    assert word.startswith("c") and 0 <= vocab.cell_of(vocab.index[word]) < 36
+    seq = model.generate(frames, (0, 3, 6))
+    for k in range(3):
+        assert set(seq[:, 6 * k + 5].tolist()) <= {vocab.index["at"], vocab.index["under"]}
+        assert all(vocab.cell_of(i) >= 0 for i in seq[:, 6 * k + 6].tolist())
+    for tf in (False, True):
+        final, looks = model.predict_final(videos, prog, teacher_forced=tf)
+        assert final.min() >= 0 and looks.min() >= 0
 
 
 def test_fit_lowers_answer_loss_and_predictions(setup, one_torch_thread):

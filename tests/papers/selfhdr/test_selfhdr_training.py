@@ -31,14 +31,15 @@ def test_scenes_shapes_ranges_and_determinism(scenes):
     assert scenes.motion_mask.any(axis=(1, 2)).all()
     assert np.all(np.abs(scenes.camera_shifts[:, [0, 2]]).max(axis=2) >= 1)
     assert np.all(np.abs(scenes.camera_shifts).max(axis=2) <= 3)
-    assert np.isclose(scenes.gt.max(axis=(1, 2, 3)), 0.9 / 0.25).any()
+    assert np.isclose(scenes.gt.max(axis=(1, 2, 3)), 0.9).any()  # [0, 1], Kalantari's scale
+    assert scenes.gt.max() <= 0.9 + 1e-6
     again = make_hdr_scenes(4, 16, seed=0)
     assert np.array_equal(again.ldrs, scenes.ldrs) and np.array_equal(again.gt, scenes.gt)
 
 
 def test_reference_ldr_is_the_ground_truth_exposed():
     s = make_hdr_scenes(2, 32, seed=1, noise=0.0)
-    expected = np.round(np.clip(s.gt, 0, 1) ** (1 / 2.2) * 255) / 255  # t_ref = 1, no noise
+    expected = np.round(np.clip(s.gt * 4, 0, 1) ** (1 / 2.2) * 255) / 255  # t_ref = 4, no noise
     assert np.allclose(s.ldrs[:, 1], expected, atol=1e-6)
 
 
@@ -61,14 +62,14 @@ def test_ahdrnet_shapes_range_and_gradients():
 def test_network_inputs_concat_hdr_and_ldr(scenes):
     x1, x2, x3 = network_inputs(scenes.ldrs, scenes.times)
     ldr = torch.as_tensor(scenes.ldrs)
-    assert torch.allclose(x1[:, :3], ldr[:, 0] ** 2.2 / 0.25)
-    assert torch.allclose(x2[:, 3:], ldr[:, 1]) and torch.allclose(x3[:, :3], ldr[:, 2] ** 2.2 / 4)
+    assert torch.allclose(x1[:, :3], ldr[:, 0] ** 2.2)
+    assert torch.allclose(x2[:, 3:], ldr[:, 1]) and torch.allclose(x3[:, :3], ldr[:, 2] ** 2.2 / 16)
     with pytest.raises(ValueError, match=r"\(N, 3, 3, H, W\)"):
         network_inputs(scenes.ldrs[:, :2], scenes.times)
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         network_inputs(scenes.ldrs * 255, scenes.times)
-    with pytest.raises(ValueError, match="times\\[1\\]"):
-        network_inputs(scenes.ldrs, (1.0, 4.0, 16.0))
+    with pytest.raises(ValueError, match="times\\[0\\]"):
+        network_inputs(scenes.ldrs, (0.25, 1.0, 4.0))
 
 
 class _Recorder(nn.Module):
@@ -116,7 +117,7 @@ def test_stage2_noise_only_on_reference_and_h2_recomputed(scenes, monkeypatch):
         idx = [int(np.argmin([(b - x).abs().sum() for x in x1])) for b in b1]
         assert torch.equal(b1, x1[idx]) and torch.equal(b3, x3[idx])
         assert not torch.allclose(b2[:, 3:], x2[idx, 3:])  # the reference LDR got noise
-        assert torch.allclose(b2[:, :3], b2[:, 3:] ** 2.2)  # and H_2 follows it (t_ref = 1)
+        assert torch.allclose(b2[:, :3], b2[:, 3:] ** 2.2 / 4)  # and H_2 follows it (t_ref = 4)
     rec.seen.clear()
     trainer.fit_stage1(scenes.ldrs, y)  # stage 1: no noise
     for b1, b2, b3 in rec.seen:
@@ -135,7 +136,7 @@ def test_training_reduces_the_stage1_loss(scenes, one_torch_thread):
 
     def loss(net):
         out = trainer.predict(net, scenes.ldrs)
-        return float(selfhdr_stage1_loss(out, y_color, ldr[:, 1], ldr[:, 1] ** 2.2))
+        return float(selfhdr_stage1_loss(out, y_color, ldr[:, 1], ldr[:, 1] ** 2.2 / 4))
 
     assert loss(trainer.fit_stage1(scenes.ldrs, y_color)) < 0.8 * loss(trainer.new_network())
 
@@ -143,8 +144,8 @@ def test_training_reduces_the_stage1_loss(scenes, one_torch_thread):
 def test_config_and_trainer_reject_bad_input(scenes):
     with pytest.raises(ValueError, match="> 0"):
         SelfHDRConfig(times=(0.0, 1.0, 4.0))
-    with pytest.raises(ValueError, match="times\\[1\\]"):
-        SelfHDRConfig(times=(1.0, 2.0, 4.0))
+    with pytest.raises(ValueError, match="times\\[0\\]"):
+        SelfHDRConfig(times=(0.25, 1.0, 4.0))
     with pytest.raises(ValueError, match="steps"):
         SelfHDRConfig(steps=0)
     with pytest.raises(TypeError, match="SelfHDRConfig"):

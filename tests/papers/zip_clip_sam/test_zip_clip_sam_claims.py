@@ -8,8 +8,10 @@ from iclr24.papers.zip_clip_sam import claims
 SEEDS_A = [0.42, 0.40, 0.45]
 
 
-def _touching_metrics(zip_ap50, cam_ap50, sp_ap50, zip_err, cam_err):
+def _touching_metrics(zip_ap50, cam_ap50, sp_ap50, zip_err, cam_err, rgb_ap50=None):
+    rgb_ap50 = cam_ap50 if rgb_ap50 is None else rgb_ap50
     return {"ap50_gain_vs_cam": Estimate.difference(zip_ap50, cam_ap50, paired=True),
+            "ap50_gain_rgb_vs_cam": Estimate.difference(rgb_ap50, cam_ap50, paired=True),
             "ap50_gain_vs_superpixel": Estimate.difference(zip_ap50, sp_ap50, paired=True),
             "count_error_reduction_vs_cam": Estimate.difference(cam_err, zip_err, paired=True)}
 
@@ -26,12 +28,20 @@ def test_touching_negative_control_baseline_as_method():
                              [2.0, 2.1, 2.2])
     assert claims.touching_instances.verdict(null, Scale.SMALL) != "holds"
     plain = {"ap50_gain_vs_cam": 0.0, "ap50_gain_vs_superpixel": 0.1,
-             "count_error_reduction_vs_cam": 0.0}
+             "count_error_reduction_vs_cam": 0.0, "ap50_gain_rgb_vs_cam": 0.0}
     assert claims.touching_instances.verdict(plain, Scale.SMOKE) == "fails"
     # a small gain (below the expected 10 AP50 points) does not hold either
     small_gain = _touching_metrics([0.45, 0.43, 0.48], SEEDS_A, [0.3, 0.3, 0.3],
                                    [1.0, 1.0, 1.0], [2.0, 2.0, 2.0])
     assert claims.touching_instances.verdict(small_gain, Scale.SMALL) == "fails"
+
+
+def test_touching_null_rgb_clusters_passing_makes_it_inconclusive():
+    # clustering raw colour also clears +10 AP50 over CAM: the scenes cannot show that the
+    # learned layer matters, whatever Zip's own numbers are
+    rgb_wins = _touching_metrics([0.6, 0.62, 0.65], SEEDS_A, [0.5, 0.5, 0.52], [1.0, 1.1, 0.9],
+                                 [2.0, 2.1, 2.2], rgb_ap50=[0.58, 0.6, 0.63])
+    assert claims.touching_instances.verdict(rgb_wins, Scale.SMALL) == "inconclusive"
 
 
 def test_layer_negative_control_rgb_or_last_best():
@@ -58,8 +68,9 @@ def test_smoke_claims_run(check_smoke_claim, empty_cache):
     m = check_smoke_claim(claims.touching_instances,
                           ["ap50_gain_vs_cam", "ap50_gain_vs_superpixel",
                            "count_error_reduction_vs_cam", "ap50_touching_zip",
-                           "ap50_touching_cam", "ap50_touching_superpixel", "count_error_zip"])
-    assert {row["arm"] for row in m.tables["runs"]} == {"zip", "cam", "superpixel"}
+                           "ap50_touching_cam", "ap50_touching_superpixel", "count_error_zip",
+                           "ap50_gain_rgb_vs_cam", "ap50_touching_zip_rgb"])
+    assert {row["arm"] for row in m.tables["runs"]} == {"zip", "cam", "superpixel", "zip_rgb"}
     m = check_smoke_claim(claims.layer_matters,
                           ["ap50_rgb", "ap50_stage1", "ap50_stage2", "ap50_stage3",
                            "ap50_stage4", "ap50_gain_best_vs_rgb", "ap50_gain_best_vs_last"])

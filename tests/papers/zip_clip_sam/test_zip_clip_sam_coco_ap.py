@@ -81,8 +81,41 @@ def test_bad_input():
         coco_mask_ap([Detections(np.ones((1, 5, 5), bool), np.array([0]), np.array([0.5]))], g)
 
 
+@pytest.mark.parametrize("bad, exc, match", [
+    # a NaN score used to rank last and give AP 1.0 (issue 38)
+    ({"scores": np.array([np.nan])}, ValueError, "scores must be finite"),
+    ({"scores": np.array([np.inf])}, ValueError, "scores must be finite"),
+    ({"masks": _box(0, 0, 4, 4)[None].astype(float)}, TypeError, "bool numpy array"),
+    ({"masks": _box(0, 0, 4, 4)}, ValueError, r"\(n, H, W\)"),
+    ({"labels": np.array([[0]])}, ValueError, "1-D integer"),
+    ({"labels": np.array([0.0])}, ValueError, "1-D integer"),
+    ({"scores": np.array([[0.5]])}, ValueError, "1-D numeric"),
+])
+def test_bad_detections_are_refused(bad, exc, match):
+    g = [GroundTruth(_box(0, 0, 4, 4)[None], np.array([0]))]
+    good = {"masks": _box(0, 0, 4, 4)[None], "labels": np.array([0]),
+            "scores": np.array([0.5])}
+    assert coco_mask_ap([Detections(**good)], g)["ap"] == pytest.approx(1.0)
+    with pytest.raises(exc, match=match):
+        coco_mask_ap([Detections(**{**good, **bad})], g)
+
+
+def test_bad_ground_truth_and_max_dets_are_refused():
+    d = [Detections(_box(0, 0, 4, 4)[None], np.array([0]), np.array([0.5]))]
+    with pytest.raises(TypeError, match="ground-truth masks must be a bool"):
+        coco_mask_ap(d, [GroundTruth(_box(0, 0, 4, 4)[None].astype(np.uint8), np.array([0]))])
+    with pytest.raises(ValueError, match="ground-truth labels must be a 1-D"):
+        coco_mask_ap(d, [GroundTruth(_box(0, 0, 4, 4)[None], np.array([[0]]))])
+    g = [GroundTruth(_box(0, 0, 4, 4)[None], np.array([0]))]
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="max_dets must be a positive int"):
+            coco_mask_ap(d, g, max_dets=bad)
+    with pytest.raises(TypeError, match="need a Detections"):
+        coco_mask_ap([g[0]], g)
+
+
 def test_agrees_with_pycocotools_on_random_cases():
-    coco = pytest.importorskip("pycocotools.coco")
+    coco = pytest.importorskip("pycocotools.coco")  # a dev dependency: the reference
     from pycocotools import mask as mask_utils
     from pycocotools.cocoeval import COCOeval
 

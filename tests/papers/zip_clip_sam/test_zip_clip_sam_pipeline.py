@@ -11,6 +11,7 @@ from iclr24.papers.zip_clip_sam import (
     SuperpixelDiscovery,
     Zip,
     ZipConfig,
+    discover_instances,
     grid_boxes,
 )
 
@@ -152,3 +153,50 @@ def test_bad_class_lists_and_parts():
         ZipConfig(min_area=-1)
     with pytest.raises(ValueError, match="nms_iou"):
         ZipConfig(nms_iou=1.5)
+
+
+class ChannelsLast(LabelFeatures):
+    """The same one-hot features, but (h, w, D): the layout a user gets from many encoders."""
+
+    def features(self, image):
+        return super().features(image).transpose(1, 2, 0)
+
+
+def test_channels_last_features_are_refused():
+    """Issue 38: a (h, w, D) map used to be clustered as (D, h, w) without a word."""
+    img, labels = _two_touching_squares()
+    ok = Zip(FakeActivator(), LabelFeatures(labels), BoxSegmenter(), ZipConfig(min_area=10))
+    assert len(ok.predict(img, NAMES)) == 2
+    bad = Zip(FakeActivator(), ChannelsLast(labels), BoxSegmenter(), ZipConfig(min_area=10))
+    with pytest.raises(ValueError, match="channels first"):
+        bad.predict(img, NAMES)
+
+
+class FlatFeatures(LabelFeatures):
+    def features(self, image):
+        return super().features(image)[0]
+
+
+def test_feature_maps_of_the_wrong_rank_are_refused():
+    img, labels = _two_touching_squares()
+    bad = Zip(FakeActivator(), FlatFeatures(labels), BoxSegmenter(), ZipConfig(min_area=10))
+    with pytest.raises(ValueError, match=r"\(D, h, w\)"):
+        bad.predict(img, NAMES)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"min_activated": 5.0}, "min_activated must be a fraction"),
+    ({"min_activated": 1.0}, "min_activated must be a fraction"),
+    ({"min_activated": -0.1}, "min_activated must be a fraction"),
+    ({"min_activated": float("nan")}, "min_activated"),
+    ({"max_box_fill": 1.0}, "max_box_fill must be a finite number > 1"),
+    ({"act_ratio": 0.0}, "act_ratio must be a finite number > 0"),
+])
+def test_fragment_thresholds_out_of_range_are_refused(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        ZipConfig(**kwargs)
+    with pytest.raises(ValueError, match=match):
+        discover_instances(np.zeros((4, 4), dtype=int), np.ones((4, 4)), **kwargs)
+    with pytest.raises(TypeError, match="must be a number"):
+        ZipConfig(min_activated="0.3")
+    ZipConfig(min_activated=0.0)  # the edge of the range is allowed

@@ -18,6 +18,20 @@ phrase embedding only (CLAP's token hidden states feed cross-attention in the pa
 phrase has a single token, so we condition by FiLM, see ``unet.py``); no 48 kHz resampling: the
 tiny CLAP runs at the separator's 8 kHz and rejects any other rate. The logit scale is learned
 during pretraining and frozen afterwards, as CLAP's is in the official loss.
+
+What the bag-of-words text tower does to the paper's train/test shift (issue 38). The text
+embedding of a phrase is normalize(P mean_w e_w + b): before normalisation it is an average of
+per-word vectors, so a training caption "whistle and hiss" points along t_whistle + t_hiss and
+a one-word test query "whistle" is, up to normalisation, a linear combination of training-caption
+embeddings (e.g. ((w + h) + (w + c) - (h + c)) / 2). The separator's FiLM conditioning is linear
+in the embedding too, so the mix-and-separate baseline (trained only on captions) can
+interpolate its way to single-word queries. In the paper RoBERTa's pooled embedding of a
+single-source phrase is no such combination of caption embeddings, so there the baseline meets a
+larger train/test shift. This test bed therefore softens the very shift the paper's weak losses
+address and, if anything, understates the weak arm's gain over mix-and-separate. (Fixing it
+would need a non-linear text tower pretrained on captioned mixtures, i.e. a CLAP corpus with
+multi-source captions; not done here.) The tower is pretrained on single words only
+(:func:`pretrain_tiny_clap`).
 """
 
 from __future__ import annotations
@@ -31,7 +45,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-__all__ = ["AudioTextModel", "TinyCLAP", "phrase_words", "pretrain_tiny_clap"]
+__all__ = ["AudioTextModel", "TinyCLAP", "phrase_words", "pretrain_tiny_clap",
+           "zero_shot_accuracy"]
 
 _STOPWORDS = frozenset({"and", "a", "an", "the", "with", "while", "of"})
 
@@ -172,3 +187,21 @@ def pretrain_tiny_clap(model: TinyCLAP, waves: np.ndarray, labels: np.ndarray, *
         (0.5 * (loss_a + loss_t)).backward()
         opt.step()
     model.eval()
+
+
+def zero_shot_accuracy(model: AudioTextModel, waves: np.ndarray, labels: np.ndarray,
+                       class_names: Sequence[str], sample_rate: int) -> float:
+    """Fraction of clips ``waves`` (n, samples) whose audio embedding is closest (cosine) to the
+    text embedding of their own class ``class_names[labels[i]]`` among all ``class_names``:
+    CLAP's zero-shot classification (chance 1 / len(class_names))."""
+    waves, labels = np.asarray(waves), np.asarray(labels)
+    if waves.ndim != 2 or waves.shape[0] == 0 or labels.shape != (waves.shape[0],):
+        raise ValueError(f"waves must be (n, samples) with n >= 1 and labels (n,), got "
+                         f"{waves.shape} and {labels.shape}")
+    if labels.min() < 0 or labels.max() >= len(class_names):
+        raise ValueError(f"labels must index class_names (0..{len(class_names) - 1})")
+    with torch.no_grad():
+        audio = model.embed_audio(torch.as_tensor(waves, dtype=torch.float32), sample_rate)
+        text = model.embed_text(list(class_names)).to(audio)
+    pred = (audio @ text.T).argmax(dim=1).cpu().numpy()
+    return float(np.mean(pred == labels))

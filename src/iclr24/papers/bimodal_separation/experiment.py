@@ -25,7 +25,7 @@ import torch
 from iclr24.kits.frozen_standins import cached_standin
 from iclr24.kits.threads import torch_threads
 
-from .audio_text import TinyCLAP, pretrain_tiny_clap
+from .audio_text import TinyCLAP, pretrain_tiny_clap, zero_shot_accuracy
 from .evaluation import evaluate_separation
 from .separator import TERMS, BiModalSeparator
 from .synthetic_sounds import (
@@ -37,10 +37,12 @@ from .synthetic_sounds import (
 from .training import supervised_batches, train_separator, weak_batches
 from .unet import Synthesizer, TextConditionedUNet
 
-__all__ = ["ARMS", "ExperimentConfig", "arm_scores", "build_separator", "tiny_clap"]
+__all__ = ["ARMS", "ExperimentConfig", "arm_scores", "build_separator", "clap_accuracy",
+           "tiny_clap"]
 
 ARMS = {"U": ("unsup",), "W": TERMS, "S": ("unsup",)}
 _CODE_VERSION = 1  # bump when training code outside the cached callables changes
+_EVAL_ONLY = ("n_test", "n_clap_test")  # sizes that do not change a trained arm
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,7 @@ class ExperimentConfig:
     batch_size: int = 4
     lr: float = 1e-3
     n_test: int = 150           # two-source test compositions
+    n_clap_test: int = 400      # held-out single-source clips for the CLAP's zero-shot check
     n_fft: int = 256
     hop: int = 128
 
@@ -82,6 +85,15 @@ def tiny_clap(cfg: ExperimentConfig, seed: int) -> TinyCLAP:
     return cached_standin("bimodal_separation-clap", key, seed, make, fit)
 
 
+def clap_accuracy(cfg: ExperimentConfig, seed: int) -> float:
+    """Zero-shot accuracy of the seed's frozen tiny CLAP on ``cfg.n_clap_test`` held-out
+    single-source clips (their own stream): does the bi-modal loss have a signal to give?"""
+    clips = single_source_clips(cfg.n_clap_test, seed, purpose="clap_test")
+    with torch_threads(1):
+        return zero_shot_accuracy(tiny_clap(cfg, seed), clips.waves, clips.labels,
+                                  SOUND_CLASSES, clips.sample_rate)
+
+
 def build_separator(clap: TinyCLAP, cfg: ExperimentConfig, seed: int) -> BiModalSeparator:
     """A fresh separator (seeded init) around the frozen ``clap``."""
     n_freq = cfg.n_fft // 2 + 1
@@ -92,7 +104,8 @@ def build_separator(clap: TinyCLAP, cfg: ExperimentConfig, seed: int) -> BiModal
 
 def _trained_arm(arm: str, cfg: ExperimentConfig, seed: int) -> BiModalSeparator:
     clap = tiny_clap(cfg, seed)
-    key = {**asdict(cfg), "arm": arm, "version": _CODE_VERSION}
+    key = {**{k: v for k, v in asdict(cfg).items() if k not in _EVAL_ONLY}, "arm": arm,
+           "version": _CODE_VERSION}
 
     def make() -> BiModalSeparator:
         return build_separator(clap, cfg, seed)

@@ -29,8 +29,9 @@ FiLM (see ``unet.py``).
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -84,18 +85,32 @@ class MixtureBatch:
         if not isinstance(m, torch.Tensor) or m.dim() != 3 or m.shape[1] != 2:
             raise ValueError(f"mixtures must be a (batch, 2, samples) tensor, got "
                              f"{tuple(getattr(m, 'shape', ()))}")
+        if not m.is_floating_point():
+            raise TypeError(f"mixtures must be a floating-point tensor, got {m.dtype}")
+        if m.shape[0] == 0 or m.shape[-1] == 0:
+            raise ValueError(f"mixtures is empty (shape {tuple(m.shape)})")
+        if not torch.isfinite(m).all():
+            raise ValueError("mixtures must be finite (no NaN or inf)")
         if len(self.captions) != m.shape[0] or any(len(c) != 2 for c in self.captions):
             raise ValueError(f"captions must hold {m.shape[0]} pairs of strings")
+        if not all(isinstance(t, str) for c in self.captions for t in c):
+            raise TypeError("captions must hold strings")
 
 
 class BiModalSeparator(nn.Module):
     """Text-queried separator trained with the weak bi-modal losses.
 
     unet, synthesizer: the mask network; audio_text_model: a frozen :class:`AudioTextModel`
-    (not registered as a submodule, so it is never in ``parameters()``); n_fft, hop: the STFT;
+    (not registered as a submodule, so it is never in ``parameters()`` or the state dict, but
+    ``.to()`` / ``.double()`` move it with the separator); n_fft, hop: the STFT (hop <= n_fft);
     sample_rate: the rate of all audio (must equal the audio-text model's); n_sources: phrase
-    slots per caption; lambda_rec, contrastive_weight: L = cw * L_cnt + lambda_rec * (L_cns +
-    L_unsup); include_padding: keep repeated phrase rows in the InfoNCE (official) or not.
+    slots per caption; lambda_rec, contrastive_weight (finite, >= 0): L = cw * L_cnt +
+    lambda_rec * (L_cns + L_unsup); include_padding: keep repeated phrase rows in the InfoNCE
+    (official) or not.
+
+    Inputs: floating-point, finite audio of at least ``n_fft`` samples (``ValueError`` /
+    ``TypeError`` otherwise, naming the argument); audio of another float dtype is computed in
+    the separator's dtype and returned in its own.
     """
 
     def __init__(self, unet: TextConditionedUNet, synthesizer: Synthesizer,
@@ -112,15 +127,34 @@ class BiModalSeparator(nn.Module):
         if audio_text_model.sample_rate != sample_rate:
             raise ValueError(f"sample_rate ({sample_rate}) must equal the audio-text model's "
                              f"rate ({audio_text_model.sample_rate}); resampling is not built in")
-        if isinstance(n_sources, bool) or not isinstance(n_sources, int) or n_sources < 1:
-            raise ValueError(f"n_sources must be a positive int, got {n_sources!r}")
+        for name, v in (("n_sources", n_sources), ("n_fft", n_fft), ("hop", hop)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be a positive int, got {v!r}")
+        if hop > n_fft:
+            raise ValueError(f"hop must be <= n_fft = {n_fft}, got {hop}")
+        for name, v in (("lambda_rec", lambda_rec), ("contrastive_weight", contrastive_weight)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
+                    or v < 0:
+                raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
         self.unet, self.synthesizer = unet, synthesizer
         self.__dict__["audio_text_model"] = audio_text_model  # frozen, kept out of parameters()
         self.n_fft, self.hop, self.sample_rate = n_fft, hop, sample_rate
         self.n_sources, self.lambda_rec = n_sources, float(lambda_rec)
         self.contrastive_weight, self.include_padding = float(contrastive_weight), include_padding
 
+    def _apply(self, fn: Callable[[torch.Tensor], torch.Tensor], recurse: bool = True
+               ) -> BiModalSeparator:
+        """``.to()``, ``.cuda()``, ``.double()``... also move the frozen audio-text model (kept
+        out of ``parameters()`` and the state dict, but it must live where the U-Net lives)."""
+        super()._apply(fn, recurse)
+        if isinstance(self.audio_text_model, nn.Module):
+            self.audio_text_model._apply(fn, recurse)
+        return self
+
     # -- pieces -----------------------------------------------------------------------------
+    def _param(self) -> torch.Tensor:
+        return next(self.unet.parameters())
+
     def _text(self, phrases: Sequence[str]) -> torch.Tensor:
         with torch.no_grad():
             return self.audio_text_model.embed_text(list(phrases))
@@ -148,17 +182,39 @@ class BiModalSeparator(nn.Module):
         phase).
         """
         self._check_rate(sample_rate)
-        if not isinstance(mixture, torch.Tensor) or mixture.dim() not in (1, 2):
-            raise ValueError("mixture must be a (samples,) or (batch, samples) tensor")
+        if not isinstance(mixture, torch.Tensor):
+            raise TypeError(f"mixture must be a torch.Tensor, got {type(mixture).__name__}")
+        if mixture.dim() not in (1, 2):
+            raise ValueError(f"mixture must be a (samples,) or (batch, samples) tensor, got "
+                             f"shape {tuple(mixture.shape)}")
+        if not mixture.is_floating_point():
+            raise TypeError(f"mixture must be a floating-point tensor, got {mixture.dtype}")
+        self._check_length("mixture", mixture)
+        if not torch.isfinite(mixture).all():
+            raise ValueError("mixture must be finite (no NaN or inf)")
         single = mixture.dim() == 1
-        wave = mixture.unsqueeze(0) if single else mixture
+        # computed in the separator's dtype (float64 audio into a float32 model is cast; the
+        # estimate comes back in the mixture's dtype)
+        wave = (mixture.unsqueeze(0) if single else mixture).to(self._param().dtype)
         texts = [text] * wave.shape[0] if isinstance(text, str) else list(text)
         if len(texts) != wave.shape[0]:
             raise ValueError(f"text must be one str or {wave.shape[0]} strings, got {len(texts)}")
+        if not all(isinstance(t, str) for t in texts):
+            raise TypeError("text must be one str or a sequence of str")
         spec, skips = self._analyse(wave)
-        mask = self._masks(skips, spec.shape[-1], self._text(texts).to(wave.dtype))
+        text_emb = self._text(texts).to(device=wave.device, dtype=wave.dtype)
+        mask = self._masks(skips, spec.shape[-1], text_emb)
+        # S_hat = iSTFT(mask * |X| * exp(i angle X))
         est = istft_with_phase(mask * spec.abs(), spec, self.n_fft, self.hop, wave.shape[-1])
+        est = est.to(mixture.dtype)
         return est[0] if single else est
+
+    def _check_length(self, name: str, wave: torch.Tensor) -> None:
+        if wave.numel() == 0:
+            raise ValueError(f"{name} is empty (shape {tuple(wave.shape)})")
+        if wave.shape[-1] < self.n_fft:
+            raise ValueError(f"{name} must have at least n_fft = {self.n_fft} samples, got "
+                             f"{wave.shape[-1]}")
 
     def training_losses(self, batch: MixtureBatch, terms: Sequence[str] = TERMS
                         ) -> dict[str, torch.Tensor]:
@@ -170,7 +226,8 @@ class BiModalSeparator(nn.Module):
         if bad or not terms:
             raise ValueError(f"terms must be a non-empty subset of {TERMS}, got {tuple(terms)}")
         self._check_rate(batch.sample_rate)
-        mixes = batch.mixtures
+        self._check_length("batch.mixtures", batch.mixtures)
+        mixes = batch.mixtures.to(self._param().dtype)
         b, _, length = mixes.shape
         mom = mixes.sum(dim=1)  # MoM = M_1 + M_2
         spec, skips = self._analyse(mom)
@@ -190,7 +247,7 @@ class BiModalSeparator(nn.Module):
                 parsed = [parse_caption(c[n], self.n_sources) for c in batch.captions]
                 k = self.n_sources
                 # distinct phrases are decoded once; repeated slots point at their first copy
-                rows, index = [], torch.empty(b, k, dtype=torch.long)
+                rows, index = [], torch.empty(b, k, dtype=torch.long, device=mag.device)
                 for i, (phrases, _, _) in enumerate(parsed):
                     for j, p in enumerate(phrases):
                         first = phrases.index(p)
@@ -199,16 +256,18 @@ class BiModalSeparator(nn.Module):
                             rows.append((i, p))
                         else:
                             index[i, j] = index[i, first]
-                item = torch.tensor([i for i, _ in rows])
+                item = torch.tensor([i for i, _ in rows], device=mag.device)
                 text = self._text([p for _, p in rows]).to(mag.dtype)
                 masks = self._masks([s[item] for s in skips], frames, text)
                 src_mags = masks * mag[item]  # |S_hat_{n,k}| = mask * |MoM|
                 if "consistency" in terms:
-                    presence = torch.tensor([a for _, a, _ in parsed], dtype=mag.dtype)
+                    presence = torch.tensor([a for _, a, _ in parsed], dtype=mag.dtype,
+                                            device=mag.device)
                     cns = cns + consistency_reconstruction_loss(src_mags[index], presence,
                                                                 mix_mags[n])
                 if "contrastive" in terms:
-                    sel = index.flatten() if self.include_padding else torch.arange(len(rows))
+                    sel = (index.flatten() if self.include_padding
+                           else torch.arange(len(rows), device=mag.device))
                     waves = istft_with_phase(src_mags[sel], spec[item[sel]], self.n_fft,
                                              self.hop, length)
                     audio = self.audio_text_model.embed_audio(waves, self.sample_rate)

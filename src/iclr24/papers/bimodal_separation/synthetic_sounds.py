@@ -54,6 +54,7 @@ SOUND_CLASSES: tuple[str, ...] = ("whistle", "bass", "siren", "beeps", "hiss", "
 
 # independent random streams per corpus (the second entry of the generator's seed sequence)
 _STREAM_CLAP, _STREAM_WEAK, _STREAM_SUPERVISED, _STREAM_TEST = 11, 12, 13, 14
+_STREAM_CLAP_TEST = 15
 
 
 def _check_count(name: str, value: object, minimum: int = 1) -> int:
@@ -181,11 +182,13 @@ def single_source_clips(n: int, seed: int, *, purpose: str, n_samples: int = CLI
                         sample_rate: int = SAMPLE_RATE) -> SourceClips:
     """``n`` single-source clips, classes balanced in turn, gains in [0.3, 1].
 
-    purpose: ``"clap"`` (the tiny CLAP's separate pretraining corpus) or ``"supervised"`` (the
-    supervised upper-bound arm); each has its own random stream.
+    purpose: ``"clap"`` (the tiny CLAP's separate pretraining corpus), ``"clap_test"`` (held-out
+    clips to check the frozen CLAP) or ``"supervised"`` (the supervised upper-bound arm); each
+    has its own random stream.
     """
     n = _check_count("n", n)
-    streams = {"clap": _STREAM_CLAP, "supervised": _STREAM_SUPERVISED}
+    streams = {"clap": _STREAM_CLAP, "clap_test": _STREAM_CLAP_TEST,
+               "supervised": _STREAM_SUPERVISED}
     if purpose not in streams:
         raise ValueError(f"purpose must be one of {tuple(streams)}, got {purpose!r}")
     rng = np.random.default_rng([seed, streams[purpose]])

@@ -178,12 +178,32 @@ def recompose(encoders: ConceptEncoders, feature_extractor: ImageFeatureExtracto
 
 
 def generate(t2i: TextToImageModel, text_encoder: TextEncoder, prompt: TemplatePrompt,
-             embeddings: torch.Tensor, *, steps: int, seed: int = 0) -> torch.Tensor:
-    """Sample images (B, 3, H, W) in [0, 1] from the template filled with ``embeddings``."""
+             embeddings: torch.Tensor, *, steps: int, seed: int = 0, guidance: float = 1.0,
+             null_words: Mapping[str, str] | None = None) -> torch.Tensor:
+    """Sample images (B, 3, H, W) in [0, 1] from the template filled with ``embeddings``
+    (B, K, D).
+
+    guidance: classifier-free guidance weight w (1: the conditional model alone, as in
+    training); w != 1 needs ``null_words`` (axis -> word), the caption whose encoding is the
+    unconditional branch (IF uses the empty prompt; a template needs one word per axis)."""
+    if not isinstance(embeddings, torch.Tensor) or embeddings.ndim != 3:
+        raise ValueError("embeddings must be a (batch, axes, dim) tensor")
+    if isinstance(guidance, bool) or not isinstance(guidance, (int, float)) or guidance < 0:
+        raise ValueError(f"guidance must be a number >= 0, got {guidance!r}")
+    if guidance != 1.0 and null_words is None:
+        raise ValueError("guidance != 1 needs null_words (axis -> word of the null caption)")
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         cond = text_encoder(prompt.input_embeddings(text_encoder, embeddings))
-        x = t2i.sample(cond, gen, steps)
+        if guidance == 1.0:
+            x = t2i.sample(cond, gen, steps)
+        else:
+            b = len(embeddings)
+            null = prompt.word_embeddings(text_encoder, {a: [null_words[a]] * b
+                                                         for a in prompt.axes
+                                                         if a in null_words})
+            uncond = text_encoder(prompt.input_embeddings(text_encoder, null))
+            x = t2i.sample(cond, gen, steps, uncond=uncond, guidance=float(guidance))
     return ((x.clamp(-1.0, 1.0) + 1.0) / 2.0)                  # [-1, 1] -> [0, 1]
 
 

@@ -52,8 +52,11 @@ class TextToImageModel(Protocol):
                       ) -> torch.Tensor:
         """eps_theta(x_t, t, cond): (B, channels, H, W)."""
 
-    def sample(self, cond: torch.Tensor, generator: torch.Generator, steps: int) -> torch.Tensor:
-        """Images in [-1, 1] (B, channels, H, W) generated from ``cond``."""
+    def sample(self, cond: torch.Tensor, generator: torch.Generator, steps: int, *,
+               uncond: torch.Tensor | None = None, guidance: float = 1.0) -> torch.Tensor:
+        """Images in [-1, 1] (B, channels, H, W) generated from ``cond``; with ``uncond`` (the
+        null caption's encoding) and ``guidance`` w, classifier-free guidance
+        eps_u + w (eps_c - eps_u) as IF samples."""
 
 
 @runtime_checkable

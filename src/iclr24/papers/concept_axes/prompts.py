@@ -5,22 +5,31 @@ such as "a photo of <e1> with <e2> color and <e3> material". The *input* embeddi
 placeholders (the rows the embedding table would return) are replaced by the concept encoders'
 outputs before the frozen text encoder runs; the template's other words keep their own rows.
 
-:class:`WordTokenizer` is the word-level tokenizer of the stand-in text encoder (one token per
-whitespace-separated word; the real T5 tokenizer splits words into SentencePiece pieces, which is
-why anchor words must be checked to be a single token). :class:`TemplatePrompt` parses a
-template whose placeholders are written ``{axis}``, checks they match the axes, and builds the
-token ids, the placeholder positions, and the input-embedding sequence with the placeholders
-swapped in.
+:class:`TemplatePrompt` takes any tokenizer that follows :class:`Tokenizer` (add placeholder
+tokens, encode text, give a word's single token id):
+
+- :class:`WordTokenizer`, the word-level tokenizer of the stand-in text encoder (one token per
+  whitespace-separated word);
+- a Hugging Face tokenizer (T5's, CLIP's, any ``PreTrainedTokenizer[Fast]``), wrapped
+  automatically in :class:`HFTokenizer` (issue 38: it used to be refused). Its SentencePiece /
+  BPE pieces are why anchor words must be checked to be a single token. After building the
+  prompt, resize the text encoder's embedding table to ``len(tokenizer)`` (the placeholders are
+  new rows; their values never matter, since they are replaced).
+
+:class:`TemplatePrompt` parses a template whose placeholders are written ``{axis}``, checks they
+match the axes, and builds the token ids, the placeholder positions, and the input-embedding
+sequence with the placeholders swapped in.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import torch
 
-__all__ = ["TemplatePrompt", "WordTokenizer", "placeholder_token"]
+__all__ = ["HFTokenizer", "TemplatePrompt", "Tokenizer", "WordTokenizer", "placeholder_token"]
 
 _FIELD = re.compile(r"\{([^{}]*)\}")
 
@@ -28,6 +37,23 @@ _FIELD = re.compile(r"\{([^{}]*)\}")
 def placeholder_token(axis: str) -> str:
     """The placeholder token added to the tokenizer for ``axis``, e.g. ``<color>``."""
     return f"<{axis}>"
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """What :class:`TemplatePrompt` needs from a tokenizer."""
+
+    def __len__(self) -> int:
+        """The vocabulary size, placeholders included (rows the embedding table needs)."""
+
+    def add_placeholders(self, axes: Sequence[str]) -> list[int]:
+        """Add the ``<axis>`` tokens as single, unsplittable tokens; return their ids."""
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` (special tokens such as T5's ``</s>`` included if any)."""
+
+    def single_token_id(self, word: str) -> int:
+        """The id of ``word``, which must be exactly one known token (else ValueError)."""
 
 
 class WordTokenizer:
@@ -76,40 +102,110 @@ class WordTokenizer:
         return self.encode(word)[0]
 
 
+class HFTokenizer:
+    """A Hugging Face tokenizer (``transformers`` ``PreTrainedTokenizer[Fast]``: T5, CLIP, ...)
+    seen through :class:`Tokenizer`.
+
+    tokenizer:          the Hugging Face tokenizer; placeholders are added to it in place
+                        (``add_tokens(..., special_tokens=True)``, so they are never split);
+    add_special_tokens: passed to ``encode`` (True: T5 appends ``</s>``, CLIP wraps in
+                        ``<|startoftext|> ... <|endoftext|>``, as their pipelines do).
+    """
+
+    def __init__(self, tokenizer: Any, add_special_tokens: bool = True) -> None:
+        needed = ("add_tokens", "convert_tokens_to_ids", "tokenize", "encode", "__len__")
+        missing = [m for m in needed if not callable(getattr(tokenizer, m, None))]
+        if missing:
+            raise TypeError(f"tokenizer must be a Hugging Face tokenizer (with {list(needed)}); "
+                            f"{type(tokenizer).__name__} lacks {missing}")
+        if not isinstance(add_special_tokens, bool):
+            raise TypeError(f"add_special_tokens must be a bool, got {add_special_tokens!r}")
+        self.hf = tokenizer
+        self.add_special_tokens = add_special_tokens
+
+    def __len__(self) -> int:
+        return len(self.hf)
+
+    def add_placeholders(self, axes: Sequence[str]) -> list[int]:
+        tokens = [placeholder_token(a) for a in axes]
+        self.hf.add_tokens(tokens, special_tokens=True)  # idempotent in transformers
+        return [int(self.hf.convert_tokens_to_ids(t)) for t in tokens]
+
+    def tokenize(self, text: str) -> list[str]:
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        return list(self.hf.tokenize(text))
+
+    def encode(self, text: str) -> list[int]:
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        return [int(i) for i in self.hf.encode(text, add_special_tokens=self.add_special_tokens)]
+
+    def single_token_id(self, word: str) -> int:
+        pieces = self.tokenize(word)
+        if len(pieces) != 1:
+            raise ValueError(f"anchor word {word!r} must be a single token, it is "
+                             f"{len(pieces)} tokens {pieces}")
+        tid = self.hf.convert_tokens_to_ids(pieces[0])
+        unk = getattr(self.hf, "unk_token_id", None)
+        if tid is None or (unk is not None and tid == unk):
+            raise ValueError(f"anchor word {word!r} is the unknown token of the tokenizer")
+        return int(tid)
+
+
+def _as_tokenizer(tokenizer: object) -> Tokenizer:
+    if isinstance(tokenizer, Tokenizer):
+        return tokenizer
+    if callable(getattr(tokenizer, "add_tokens", None)) \
+            and callable(getattr(tokenizer, "convert_tokens_to_ids", None)):
+        return HFTokenizer(tokenizer)
+    raise TypeError("tokenizer must be a WordTokenizer, an object with add_placeholders / "
+                    "encode / single_token_id / __len__ (the Tokenizer protocol), or a Hugging "
+                    f"Face tokenizer (add_tokens, convert_tokens_to_ids); got "
+                    f"{type(tokenizer).__name__}")
+
+
 class TemplatePrompt:
     """A template such as ``"a photo of {category} with {color} color and {material} material"``.
 
     template:  text with one ``{axis}`` field per axis (each exactly once, no other fields);
     axes:      the concept axes, in the order the encoders' outputs are stacked;
-    tokenizer: a :class:`WordTokenizer`; the placeholder tokens are added to it.
+    tokenizer: a :class:`Tokenizer` (e.g. :class:`WordTokenizer`) or a Hugging Face tokenizer
+               (wrapped in :class:`HFTokenizer`); the placeholder tokens are added to it.
 
-    Attributes: ``token_ids`` (L,) int64, ``positions`` (K,) int64 (where axis k's placeholder
-    sits in the sequence, in ``axes`` order).
+    Attributes: ``tokenizer`` (the :class:`Tokenizer` used), ``token_ids`` (L,) int64,
+    ``positions`` (K,) int64 (where axis k's placeholder sits in the sequence, in ``axes``
+    order).
     """
 
-    def __init__(self, template: str, axes: Sequence[str], tokenizer: WordTokenizer) -> None:
+    def __init__(self, template: str, axes: Sequence[str], tokenizer: object) -> None:
         if not isinstance(template, str):
             raise TypeError(f"template must be a str, got {type(template).__name__}")
         if isinstance(axes, str) or not axes or not all(isinstance(a, str) and a for a in axes):
             raise TypeError("axes must be a non-empty sequence of axis names")
         if len(set(axes)) != len(axes):
             raise ValueError(f"axes must be distinct, got {list(axes)}")
-        if not isinstance(tokenizer, WordTokenizer):
-            raise TypeError("tokenizer must be a WordTokenizer")
+        tok = _as_tokenizer(tokenizer)
         fields = _FIELD.findall(template)
         if sorted(fields) != sorted(axes):
             raise ValueError(f"template placeholders {fields} do not match the axes {list(axes)}: "
                              "each axis must appear exactly once as {axis} and nothing else")
         self.template = template
         self.axes = tuple(axes)
-        self.tokenizer = tokenizer
-        tokenizer.add_placeholders(self.axes)
-        text = _FIELD.sub(lambda m: f" {placeholder_token(m.group(1))} ", template)
-        ids = tokenizer.encode(text)
+        self.tokenizer = tok
+        placeholder_ids = tok.add_placeholders(self.axes)
+        text = " ".join(_FIELD.sub(lambda m: f" {placeholder_token(m.group(1))} ",
+                                   template).split())
+        ids = tok.encode(text)
+        positions = []
+        for axis, pid in zip(self.axes, placeholder_ids):
+            where = [i for i, t in enumerate(ids) if t == pid]
+            if len(where) != 1:
+                raise ValueError(f"the tokenizer does not keep {placeholder_token(axis)!r} as one "
+                                 f"token of the template (found {len(where)} times)")
+            positions.append(where[0])
         self.token_ids = torch.tensor(ids, dtype=torch.int64)
-        where = {tid: i for i, tid in enumerate(ids)}
-        self.positions = torch.tensor([where[tokenizer.vocab[placeholder_token(a)]]
-                                       for a in self.axes], dtype=torch.int64)
+        self.positions = torch.tensor(positions, dtype=torch.int64)
 
     def __len__(self) -> int:
         return len(self.token_ids)

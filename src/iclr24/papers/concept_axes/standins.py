@@ -7,19 +7,25 @@ only). Each is replaced by a small model trained once on :mod:`.world` scenes, c
 - :class:`TinyTextEncoder` (T5's role): an embedding table plus one transformer layer, run on
   input embeddings so placeholder rows can be swapped in;
 - :class:`TinyTextToImage` (IF stage I's role): a tiny ``diffusers`` ``UNet2DConditionModel``
-  (two levels; cross-attention to the text encoder's output at the lower one, and, as in IF's
-  UNet, an attention-pooled text embedding added to the time embedding) with a ``DDPMScheduler`` (cosine schedule, as
-  IF) for training and a DDIM sampler for generation. Trained jointly with the text encoder on
-  captions "a photo of <shape> with <colour> color and <texture> material" whose colour word is
-  a fine hue word (24 bins), a coarse colour word (6 bins) or the generic word, so language here,
-  as in real captions, names colour at mixed precision;
+  (two levels; cross-attention to the text encoder's output at the lower one; as in IF's UNet,
+  an attention-pooled text embedding added to the time embedding, which modulates every ResNet
+  block by scale and shift) with a ``DDPMScheduler`` (cosine schedule, as IF) for training and
+  a DDIM sampler with classifier-free guidance for generation. Trained jointly with the text
+  encoder on captions "a photo of <shape> with <colour> color and <texture> material" whose
+  colour word is a fine hue word (24 bins), a coarse colour word (6 bins) or the generic word,
+  so language here, as in real captions, names colour at mixed precision. As IF drops 10% of
+  its captions to the empty string, 10% of the captions here are the null caption (every axis
+  the generic word, :data:`~.world.GENERIC_WORDS`), the unconditional branch of guidance;
 - :class:`SceneCNN` in three roles, each trained on its own draw of scenes: the feature
   extractor (CLIP's role: per-layer pooled features of 4 conv layers stand in for 12 CLS
   tokens), the coarse VQA model (BLIP-2's role: answers in 6 colour words, 5 shapes, 4 textures)
   and the truth probes that score generations (independent of the VQA used for anchoring).
 
-No classifier-free guidance is used when sampling (IF uses it); the tiny model is sampled with
-its conditional prediction only.
+Issue 38: the earlier stand-in (additive time embedding, no caption dropout, no guidance, 250
+steps) ignored its captions (true fine words gave a hue error of 81 degrees, chance 90), so
+nothing could be distilled from it. Scale-shift conditioning, caption dropout with guidance and
+a larger training budget are IF's own design; whether the stand-in now follows its captions is
+measured in every claim run (the true-words arm is each claim's positive control).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from types import MappingProxyType
 
 import numpy as np
 import torch
@@ -50,6 +57,7 @@ from .world import (
 )
 
 __all__ = [
+    "NULL_WORDS",
     "TEMPLATE",
     "CoarseVQA",
     "SceneCNN",
@@ -67,6 +75,8 @@ __all__ = [
 ]
 
 TEMPLATE = "a photo of {category} with {color} color and {material} material"
+# the null caption (every axis its generic word): the unconditional branch of guidance
+NULL_WORDS = MappingProxyType(dict(GENERIC_WORDS))
 _TEMPLATE_WORDS = ("a", "photo", "of", "with", "color", "and", "material")
 
 
@@ -120,8 +130,10 @@ class TinyTextToImage(nn.Module):
             down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),  # attention at H/2 only
             up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
             cross_attention_dim=cond_dim, attention_head_dim=8, norm_num_groups=8,
-            # as IF's UNet: an attention-pooled text embedding is added to the time embedding
-            addition_embed_type="text", addition_embed_type_num_heads=4)
+            # as IF's UNet: an attention-pooled text embedding is added to the time embedding,
+            # which scales and shifts every ResNet block's normalised features (ADM-style)
+            addition_embed_type="text", addition_embed_type_num_heads=4,
+            resnet_time_scale_shift="scale_shift")
         self.train_scheduler = DDPMScheduler(num_train_timesteps=timesteps,
                                              beta_schedule="squaredcos_cap_v2")
         self.sample_scheduler = DDIMScheduler.from_config(self.train_scheduler.config)
@@ -133,16 +145,35 @@ class TinyTextToImage(nn.Module):
                       ) -> torch.Tensor:
         return self.unet(x_t, t, encoder_hidden_states=cond).sample
 
-    def sample(self, cond: torch.Tensor, generator: torch.Generator, steps: int) -> torch.Tensor:
+    def sample(self, cond: torch.Tensor, generator: torch.Generator, steps: int, *,
+               uncond: torch.Tensor | None = None, guidance: float = 1.0) -> torch.Tensor:
+        """DDIM sampling; with ``uncond`` (the null caption's encoding, cond's shape) and
+        ``guidance`` w, classifier-free guidance eps_u + w (eps_c - eps_u). (B, 3, H, W) in
+        [-1, 1]-ish (not clamped)."""
         if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= self.num_timesteps:
             raise ValueError(f"steps must be an int in [1, {self.num_timesteps}], got {steps!r}")
+        if isinstance(guidance, bool) or not isinstance(guidance, (int, float)) or guidance < 0:
+            raise ValueError(f"guidance must be a number >= 0, got {guidance!r}")
+        if uncond is None and guidance != 1.0:
+            raise ValueError("guidance != 1 needs uncond (the null caption's encoding)")
+        if uncond is not None and uncond.shape != cond.shape:
+            raise ValueError(f"uncond must have cond's shape {tuple(cond.shape)}, got "
+                             f"{tuple(uncond.shape)}")
         sched = self.sample_scheduler
         sched.set_timesteps(steps)
-        shape = (cond.shape[0], 3, self.image_size, self.image_size)
-        x = torch.randn(shape, generator=generator).to(cond.device)
+        b = cond.shape[0]
+        x = torch.randn((b, 3, self.image_size, self.image_size), generator=generator)
+        x = x.to(cond.device)
+        guided = uncond is not None and guidance != 1.0
+        both = torch.cat([uncond, cond]) if guided else cond
         for t in sched.timesteps:
-            tt = torch.full((cond.shape[0],), int(t), dtype=torch.int64, device=cond.device)
-            x = sched.step(self.predict_noise(x, tt, cond), t, x).prev_sample
+            tt = torch.full((len(both),), int(t), dtype=torch.int64, device=cond.device)
+            if guided:
+                eps_u, eps_c = self.predict_noise(torch.cat([x, x]), tt, both).chunk(2)
+                eps = eps_u + guidance * (eps_c - eps_u)  # classifier-free guidance
+            else:
+                eps = self.predict_noise(x, tt, both)
+            x = sched.step(eps, t, x).prev_sample
         return x
 
 
@@ -247,14 +278,16 @@ class StandinConfig:
     t2i_steps: int = 40
     t2i_batch: int = 32
     t2i_lr: float = 2e-3
+    caption_drop: float = 0.1  # IF drops 10% of captions (classifier-free guidance)
     cnn_width: int = 32
     cnn_steps: int = 60
     cnn_batch: int = 64
 
 
 def _captions(tokenizer: WordTokenizer, prompt: TemplatePrompt, shape, hue, texture,
-              rng: np.random.Generator) -> torch.Tensor:
-    """Token ids (n, L) of captions with mixed-precision colour words and generic fallbacks."""
+              rng: np.random.Generator, caption_drop: float) -> torch.Tensor:
+    """Token ids (n, L) of captions with mixed-precision colour words and generic fallbacks; a
+    fraction ``caption_drop`` are the null caption (every axis its generic word)."""
     n = len(shape)
     u = rng.random(n)
     color = np.where(u < 0.5, np.array(FINE_HUES)[fine_hue_index(hue)],
@@ -262,8 +295,10 @@ def _captions(tokenizer: WordTokenizer, prompt: TemplatePrompt, shape, hue, text
                               GENERIC_WORDS["color"]))
     cat = np.where(rng.random(n) < 0.1, GENERIC_WORDS["category"], np.array(SHAPES)[shape])
     mat = np.where(rng.random(n) < 0.1, GENERIC_WORDS["material"], np.array(TEXTURES)[texture])
-    return torch.tensor([tokenizer.encode(prompt.fill_words(
-        {"category": c, "color": h, "material": m})) for c, h, m in zip(cat, color, mat)])
+    drop = rng.random(n) < caption_drop  # IF: 10% of captions dropped, for guidance
+    words = [NULL_WORDS if d else {"category": c, "color": h, "material": m}
+             for c, h, m, d in zip(cat, color, mat, drop)]
+    return torch.tensor([tokenizer.encode(prompt.fill_words(w)) for w in words])
 
 
 def train_text_to_image(bundle: TextToImageBundle, cfg: StandinConfig, seed: int) -> None:
@@ -274,7 +309,8 @@ def train_text_to_image(bundle: TextToImageBundle, cfg: StandinConfig, seed: int
     prompt = world_prompt(tokenizer)
     n = cfg.t2i_steps * cfg.t2i_batch
     scenes = sample_scenes(n, cfg.image_size, rng)
-    ids = _captions(tokenizer, prompt, scenes.shape, scenes.hue, scenes.texture, rng)
+    ids = _captions(tokenizer, prompt, scenes.shape, scenes.hue, scenes.texture, rng,
+                    cfg.caption_drop)
     x0_all = scenes.images * 2 - 1
     t2i, text = bundle.t2i, bundle.text_encoder
     opt = torch.optim.AdamW(bundle.parameters(), lr=cfg.t2i_lr, weight_decay=0.0)

@@ -31,7 +31,9 @@ mechanism (better code prediction from associated dual features), not face-resto
 What else differs from the paper.
 - Sizes: autoencoders with 8 base channels and multipliers (1, 2, 2) (paper: 64 and
   (1, 2, 2, 4, 4, 8), attention at 16x16); fusion with 4 heads on 32 channels (paper: 8 on 256);
-  predictor 64 wide, 2 layers (paper: 512, 9 layers); steps in the hundreds.
+  predictor 64 wide, 2 layers (paper: 512, 9 layers); 600 / 300 / 500 steps for stages 1 / 2 / 3
+  at small (the spec asks ~1,500 per stage; issue 38 raised them from 200 / 120 / 250 as far as
+  a claim's 5-minute CPU budget allows).
 - Stage 2 drops near-constant (background) tokens from the association loss (digits repeat them;
   the paper's faces do not), and clamps exp(s) at 100 as CLIP (the official code does not clamp).
 - Stage 1 is trained once per base seed and shared by the replicate seeds (it plays the

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import io
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,7 +88,10 @@ class DegradationConfig:
 
 def check_images(x: torch.Tensor, name: str = "x") -> None:
     """Raise unless ``x`` is a float (B, C, H, W) tensor, C in {1, 3}, H, W >= 4, values in
-    [-1, 1]."""
+    [-1, 1]; warn (``UserWarning``) when no value is negative and some are positive: images in
+    [0, 1] would pass the range check but be read as mid-grey to white (issue 38), so the
+    caller is told to rescale with ``x * 2 - 1`` (a genuinely bright [-1, 1] batch may ignore
+    the warning)."""
     if not isinstance(x, torch.Tensor) or not x.is_floating_point():
         raise TypeError(f"{name} must be a floating-point torch.Tensor")
     if x.dim() != 4 or x.shape[1] not in (1, 3) or x.shape[2] < 4 or x.shape[3] < 4:
@@ -96,6 +100,10 @@ def check_images(x: torch.Tensor, name: str = "x") -> None:
     if x.numel() and (not torch.isfinite(x).all() or x.min() < -1 - 1e-5 or x.max() > 1 + 1e-5):
         raise ValueError(f"{name} must hold finite values in [-1, 1] (images scaled as in the "
                          f"paper), got range [{float(x.min()):.3g}, {float(x.max()):.3g}]")
+    if x.numel() and float(x.min()) >= 0 and float(x.max()) > 0:
+        warnings.warn(f"{name} has no negative value (range [{float(x.min()):.3g}, "
+                      f"{float(x.max()):.3g}]): it looks like images in [0, 1], but DAEFR reads "
+                      "images in [-1, 1]; rescale with x * 2 - 1", UserWarning, stacklevel=2)
 
 
 def _uniform(gen: torch.Generator, n: int, rng: tuple[float, float]) -> torch.Tensor:

@@ -8,7 +8,8 @@ Stand-ins (trained once per machine through ``iclr24.kits.frozen_standins.cached
 - stage 1: the HQ and the LQ codebook (:func:`stage1_codebooks`), one pair per base seed: they
   play the pretrained VQGANs and are shared by the replicate seeds of a claim;
 - stage 2: the associated pair (:func:`associated_pair`), one per replicate seed, shared by both
-  claims.
+  claims; with ``association_loss=False`` the null arm of ``association_alignment``: the same
+  stage 2 (steps, data, seed, reconstruction losses) with the association term's weight 0.
 
 Arms of stage 3 (:func:`train_arm`), same data, steps and predictor:
 - ``"codeformer"``: the stage-1 HQ encoder fine-tuned on LQ inputs (single encoder);
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import torch
@@ -45,7 +46,8 @@ from .predictor import CodePredictor
 from .training import CodebookConfig, PredictorConfig, fit_code_predictor, fit_codebook
 
 __all__ = ["ARMS", "DigitsData", "DigitsExperiment", "arm_metrics", "associated_pair",
-           "digit_features", "digits_data", "eval_pairs", "retrieval_accuracy", "stage1_codebooks", "train_arm"]
+           "digit_features", "digits_data", "eval_pairs", "majority_code_accuracy",
+           "retrieval_accuracy", "stage1_codebooks", "stage1_codes", "train_arm"]
 
 ARMS = ("codeformer", "no_association", "daefr")
 
@@ -58,11 +60,11 @@ class DigitsExperiment:
     n_test: int = 497
     degradation: DegradationConfig = field(default_factory=DegradationConfig.severe)
     codebook: CodebookConfig = field(
-        default_factory=lambda: CodebookConfig(ch=8, steps=200, batch_size=32))
+        default_factory=lambda: CodebookConfig(ch=8, steps=600, batch_size=32))
     association: AssociationConfig = field(
-        default_factory=lambda: AssociationConfig(steps=120, batch_size=32))
+        default_factory=lambda: AssociationConfig(steps=300, batch_size=32))
     predictor: PredictorConfig = field(
-        default_factory=lambda: PredictorConfig(steps=250, batch_size=32))
+        default_factory=lambda: PredictorConfig(steps=500, batch_size=32))
     predictor_dim: int = 64
     predictor_layers: int = 2
     predictor_heads: int = 4
@@ -151,12 +153,17 @@ class _AssociatedPair(nn.Module):
         self.register_buffer("logit_scale", torch.tensor(math.exp(CLIP_INIT_LOG_SCALE)))
 
 
-def associated_pair(exp: DigitsExperiment, seed: int, replicate: int, *, root=None
+def associated_pair(exp: DigitsExperiment, seed: int, replicate: int, *,
+                    association_loss: bool = True, root=None
                     ) -> tuple[VQAutoencoder, VQAutoencoder, float]:
     """Stage 2 from the stage-1 pair of base seed ``seed`` on the pairs of replicate seed
-    ``replicate``: (associated HQ, associated LQ, learnt scale exp(s)), frozen."""
+    ``replicate``: (associated HQ, associated LQ, learnt scale exp(s)), frozen.
+    ``association_loss=False``: the null arm, L_assoc's weight 0 (reconstruction only)."""
+    if not isinstance(association_loss, bool):
+        raise TypeError(f"association_loss must be a bool, got {association_loss!r}")
     hq1, lq1 = stage1_codebooks(exp, seed, root=root)
     data = digits_data(exp, seed)
+    cfg = exp.association if association_loss else replace(exp.association, weight=0.0)
 
     def make() -> _AssociatedPair:
         return _AssociatedPair(exp.codebook.build(1), exp.codebook.build(1))
@@ -165,12 +172,12 @@ def associated_pair(exp: DigitsExperiment, seed: int, replicate: int, *, root=No
         pair.hq.load_state_dict(hq1.state_dict())
         pair.lq.load_state_dict(lq1.state_dict())
         x_lq = _lq(exp, data.x_train, 1000 + replicate)
-        fit = fit_association(pair.hq, pair.lq, data.x_train, x_lq, exp.association,
-                              seed=replicate)
+        fit = fit_association(pair.hq, pair.lq, data.x_train, x_lq, cfg, seed=replicate)
         pair.logit_scale.fill_(fit.logit_scale)
 
-    key = {**_key(exp), "base_seed": seed, "association": asdict(exp.association)}
-    pair = cached_standin("daefr-stage2", key, replicate, make, train, root=root)
+    key = {**_key(exp), "base_seed": seed, "association": asdict(cfg)}
+    name = "daefr-stage2" if association_loss else "daefr-stage2-recon-only"
+    pair = cached_standin(name, key, replicate, make, train, root=root)
     return pair.hq, pair.lq, float(pair.logit_scale)
 
 
@@ -228,6 +235,34 @@ def arm_metrics(model: DAEFR, x_lq: torch.Tensor, x_hq: torch.Tensor, y: np.ndar
     identity = float(np.mean(classifier.predict(digit_features(restored)) == y))
     return {"code_acc": float((pred == idx).float().mean()), "psnr": float(psnr),
             "identity": identity}
+
+
+@torch.no_grad()
+def stage1_codes(prior: VQAutoencoder, x: torch.Tensor, encoder: VQAutoencoder | None = None
+                 ) -> torch.Tensor:
+    """(N, h, w) nearest codes of ``prior``'s (stage-1) codebook for images x (N, C, H, W),
+    encoded by ``encoder`` (default: the prior's own encoder, i.e. the stage-3 targets)."""
+    enc = prior if encoder is None else encoder
+    return torch.cat([prior.quantizer.nearest(enc.encode(chunk)) for chunk in x.split(256)])
+
+
+def majority_code_accuracy(train_codes: torch.Tensor, test_codes: torch.Tensor) -> float:
+    """Accuracy of the input-ignoring code predictor: at every latent position, the code most
+    frequent there in ``train_codes`` (ties: the lowest index), scored on ``test_codes``.
+    Both (N, h, w) integer tensors with the same (h, w). The learning floor of the arms."""
+    for name, c in (("train_codes", train_codes), ("test_codes", test_codes)):
+        if not isinstance(c, torch.Tensor) or c.dim() != 3 or c.is_floating_point() \
+                or c.dtype == torch.bool or not len(c) or int(c.min()) < 0:
+            raise ValueError(f"{name} must be a non-empty (N, h, w) tensor of code indices >= 0")
+    if train_codes.shape[1:] != test_codes.shape[1:]:
+        raise ValueError(f"train_codes and test_codes must share (h, w), got "
+                         f"{tuple(train_codes.shape[1:])} and {tuple(test_codes.shape[1:])}")
+    flat = train_codes.flatten(1).long()  # (N, P)
+    n_codes = int(max(flat.max(), test_codes.max())) + 1
+    counts = torch.zeros(flat.shape[1], n_codes).scatter_add_(
+        1, flat.t(), torch.ones(flat.t().shape))
+    mode = counts.argmax(dim=1)  # (P,), the first maximum on ties
+    return float((test_codes.flatten(1) == mode).float().mean())
 
 
 @torch.no_grad()

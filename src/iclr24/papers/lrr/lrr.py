@@ -11,9 +11,15 @@ final question is asked and answered from that context (Reason). :meth:`LRR.gene
 for a batch, :meth:`LRR.answer` for one video. :meth:`LRR.predict_final` also gives the
 teacher-forced reading (ground-truth Look answers in the context), to measure exposure bias.
 
-What differs: the LM is trained from scratch (no pretrained OPT), decoding is greedy over the
-whole vocabulary (no constrained decoding), and the optimiser is AdamW with linear warm-up and
-cosine decay at a CPU budget (hundreds of steps, not the paper's GPU schedule).
+Decoding is greedy and *constrained to the answer grammar* (issue 38: unconstrained, an
+untrained model answered "f8", not a cell): a Look answer is a relation word (``at`` /
+``under``) then a cell token, the final answer a cell token; the argmax runs over those tokens
+only (:attr:`Vocabulary.relation_ids`, :attr:`Vocabulary.cell_ids`), so every answer names a
+cell. The teacher-forced reading of :meth:`LRR.predict_final` is constrained the same way.
+
+What differs: the LM is trained from scratch (no pretrained OPT; the paper does not say how it
+constrains decoding), and the optimiser is AdamW with linear warm-up and cosine decay at a CPU
+budget (about a thousand steps, not the paper's GPU schedule).
 """
 
 from __future__ import annotations
@@ -69,6 +75,11 @@ def answer_loss(logits: Tensor, tokens: Tensor, mask: Tensor) -> Tensor:
         raise ValueError("mask selects no answer token")
     ce = F.cross_entropy(logits.transpose(1, 2), target, reduction="none")  # -log p(w_i | ...)
     return (ce * m).sum() / m.sum()  # L = sum_i m_i CE_i / sum_i m_i
+
+
+def _greedy(logits: Tensor, allowed: Tensor) -> Tensor:
+    """Greedy choice among the ``allowed`` token ids (K,) for logits (B, V) -> ids (B,)."""
+    return allowed[logits[:, allowed].argmax(-1)]
 
 
 def videos_tensor(videos: Sequence[MiniCATERVideo]) -> Tensor:
@@ -144,12 +155,12 @@ class LRR(nn.Module):
 
     @torch.no_grad()
     def generate(self, video: Tensor, look_frames: Sequence[int],
-                 question: str = FINAL_QUESTION, answer_tokens: int = 2) -> Tensor:
+                 question: str = FINAL_QUESTION) -> Tensor:
         """Look, Remember, Reason for a batch: the transcript (B, L) of token ids.
 
         For each look frame t the prompt 'look f{t} snitch ?' is appended and the model writes
-        ``answer_tokens`` tokens greedily, which stay in the context; then ``question`` is
-        appended and one answer token is generated.
+        its answer greedily, a relation word then a cell (the argmax over those tokens only);
+        the answers stay in the context; then ``question`` is appended and a cell is generated.
         """
         if video.dim() != 5:
             raise ValueError(f"video must be (B, T, C, H, W), got {tuple(video.shape)}")
@@ -163,16 +174,18 @@ class LRR(nn.Module):
         b = video.shape[0]
         seq = torch.full((b, 1), self.vocab.index["<bos>"], dtype=torch.long)
 
-        def extend(words: list[int], n_new: int) -> Tensor:
+        relations, cells = self.vocab.relation_ids, self.vocab.cell_ids
+
+        def extend(words: list[int], grammar: list[Tensor]) -> Tensor:
             out = torch.cat([seq, torch.tensor(words).expand(b, -1)], 1)
-            for _ in range(n_new):
-                nxt = self.lm(out, memory)[:, -1].argmax(-1, keepdim=True)  # greedy
-                out = torch.cat([out, nxt], 1)
+            for allowed in grammar:
+                nxt = _greedy(self.lm(out, memory)[:, -1], allowed)
+                out = torch.cat([out, nxt[:, None]], 1)
             return out
 
         for t in look_frames:
-            seq = extend(self.vocab.encode(f"look f{int(t)} snitch ?"), answer_tokens)
-        seq = extend(self.vocab.encode(question), 1)
+            seq = extend(self.vocab.encode(f"look f{int(t)} snitch ?"), [relations, cells])
+        seq = extend(self.vocab.encode(question), [cells])
         self.train(was_training)
         return seq
 
@@ -189,8 +202,8 @@ class LRR(nn.Module):
     def predict_final(self, videos: Sequence[MiniCATERVideo], program: SurrogateProgram,
                       teacher_forced: bool = False, batch_size: int = 128
                       ) -> tuple[np.ndarray, np.ndarray]:
-        """(final cells (N,), look cells (N, n_looks)) predicted, -1 where the token is not a
-        cell. Generated Look answers by default; ``teacher_forced`` puts the ground-truth Look
+        """(final cells (N,), look cells (N, n_looks)) predicted (constrained decoding: always
+        cells). Generated Look answers by default; ``teacher_forced`` puts the ground-truth Look
         answers in the context instead (the training condition)."""
         was_training = self.training
         self.eval()
@@ -204,7 +217,9 @@ class LRR(nn.Module):
                 tok = torch.from_numpy(tok)
                 logits = self(frames, tok[:, :-1])
                 pred = tok.clone()
-                pred[:, 1:] = logits.argmax(-1)  # next-token prediction at every position
+                cells = self.vocab.cell_ids  # next-token prediction at every cell answer
+                for pos in [6 * k + 6 for k in range(n_looks)] + [tok.shape[1] - 1]:
+                    pred[:, pos] = _greedy(logits[:, pos - 1], cells)
             else:
                 pred = self.generate(frames, program.look_frames)
             finals.append(pred[:, -1].numpy())

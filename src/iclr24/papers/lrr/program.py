@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 from .minicater import MiniCATERVideo
 
@@ -33,7 +34,10 @@ _WORDS = ["<pad>", "<bos>", "look", "snitch", "?", "at", "under", "where", "end"
 
 
 class Vocabulary:
-    """Word-level vocabulary: markers, frame ids f0..f{T-1} and cell ids c0..c{n_cells-1}."""
+    """Word-level vocabulary: markers, frame ids f0..f{T-1} and cell ids c0..c{n_cells-1}.
+
+    ``cell_ids`` / ``relation_ids`` (long tensors) are the tokens an answer may use: the cells,
+    and the relation words of a Look answer (``at``, ``under``)."""
 
     def __init__(self, n_frames: int, n_cells: int) -> None:
         for name, v in (("n_frames", n_frames), ("n_cells", n_cells)):
@@ -42,7 +46,8 @@ class Vocabulary:
         self.n_frames, self.n_cells = n_frames, n_cells
         self.words = _WORDS + [f"f{t}" for t in range(n_frames)] + [f"c{c}" for c in range(n_cells)]
         self.index = {w: i for i, w in enumerate(self.words)}
-        self.cell_ids = np.array([self.index[f"c{c}"] for c in range(n_cells)])
+        self.cell_ids = torch.tensor([self.index[f"c{c}"] for c in range(n_cells)])
+        self.relation_ids = torch.tensor([self.index["at"], self.index["under"]])
 
     def __len__(self) -> int:
         return len(self.words)

@@ -11,10 +11,11 @@ reference's structure, with masks that drop ghosted pixels). The final network F
 by both (masked L1 to Y_color + a VGG loss to Y_stru) and used alone at test time.
 
 How the code maps to it.
-- :mod:`.hdr_imaging`: ``H = I^gamma / t`` (:func:`ldr_to_hdr`), the mu-law tone map
+- :mod:`.hdr_imaging`: ``H = I^gamma / t`` (:func:`ldr_to_hdr`; times relative to the short
+  frame, so HDR values lie in [0, 1] as in Kalantari's data), the mu-law tone map
   (:func:`mu_tonemap`, mu = 5000), the tent Lambda (:func:`tent_weight`), reference-driven
-  triangle weights and the color component (:func:`merge_aligned`), global alignment by phase
-  correlation (:func:`align_to_reference`), PSNR / PSNR-mu.
+  triangle weights and the color component (:func:`merge_aligned`), global alignment by a
+  bounded translation search or phase correlation (:func:`align_to_reference`), PSNR / PSNR-mu.
 - :mod:`.losses`: the masks M_1 (5/255) and M_2 (10/255) (:func:`structure_masks`), the stage-1
   loss L_expand + 4 L_preserve and the stage-2 loss L_color + 1 * L_stru, with a swappable
   ``perceptual`` hook (default :func:`gradient_ssim_loss`, a stand-in for VGG-19).
@@ -22,15 +23,19 @@ How the code maps to it.
 - :mod:`.training`: :class:`SelfHDRTrainer` (``color_labels``, ``fit_stage1``,
   ``make_structure_labels``, ``fit_stage2``, and the color-only and supervised arms).
 - :mod:`.synthetic_scenes`: :func:`make_hdr_scenes`, dynamic HDR scenes from scikit-learn's
-  bundled photos (camera shifts + a moving sprite, t = 1/4, 1, 4, 8-bit noisy LDRs, ground truth).
-- :mod:`.comparison`: the arms of the claims, trained side by side per seed.
+  bundled photos (camera shifts + a moving sprite, t = 1, 4, 16, 8-bit noisy LDRs, ground truth).
+- :mod:`.hdr_io`: Radiance ``.hdr`` read/write and :func:`load_kalantari_scene` (a scene folder
+  of Kalantari's set: three ``.tif`` frames, ``exposure.txt``, ``HDRImg.hdr``).
+- :mod:`.comparison`: the arms of the claims, trained side by side per seed, with the
+  reference-frame null arm.
 - ``claims.py``: ``structure_removes_ghosts`` and ``close_to_supervised``.
 
 What is out of reach / differs. Real HDR captures (Kalantari's SIG17 set, the other real
-datasets) with their ground truth, optical-flow alignment (here a global phase-correlation
-translation, so the moving sprite ghosts as flow failures do), VGG-19 weights (a gradient + SSIM
-stand-in; plug a VGG loss into ``perceptual``), HDR-VDP-2, full-size networks and the paper's
-180k-step schedules (a tiny AHDRNet trained a few hundred steps on small crops).
+datasets) cannot be downloaded here (the loader reads them where they exist), optical-flow
+alignment (here one global integer translation per frame, so the moving sprite ghosts as flow
+failures do), VGG-19 weights (a gradient + SSIM stand-in; plug a VGG loss into ``perceptual``),
+HDR-VDP-2, full-size networks and the paper's 180k-step schedules (a tiny AHDRNet trained a few
+hundred steps on small crops).
 
 Usage::
 
@@ -42,11 +47,15 @@ Usage::
     y_stru = trainer.make_structure_labels(s_net, aligned)
     f_net = trainer.fit_stage2(scenes.ldrs, y_color, y_stru)
     hdr = trainer.predict(f_net, scenes.ldrs)                      # (64, 3, 32, 32)
+    write_radiance_hdr("scene0.hdr", hdr[0].permute(1, 2, 0))      # Radiance RGBE file
+    real = load_kalantari_scene("SIG17/Test/001")  # a scene folder fetched by hand
+    # real.times is (1, 4, 16) or (1, 8, 64): train with SelfHDRConfig(times=real.times)
 """
 
 from .ahdrnet import AHDRNet
 from .comparison import ARMS, ArmRunner, ArmScores, ExperimentSetup, arm_runner
 from .hdr_imaging import (
+    ALIGN_METHODS,
     GAMMA,
     MU,
     align_to_reference,
@@ -59,6 +68,7 @@ from .hdr_imaging import (
     triangle_weights,
     validate_times,
 )
+from .hdr_io import KalantariScene, load_kalantari_scene, read_radiance_hdr, write_radiance_hdr
 from .losses import (
     color_mask,
     expansion_mask,
@@ -71,6 +81,7 @@ from .synthetic_scenes import HDRScenes, make_hdr_scenes
 from .training import SelfHDRConfig, SelfHDRTrainer, network_inputs
 
 __all__ = [
+    "ALIGN_METHODS",
     "ARMS",
     "GAMMA",
     "MU",
@@ -79,6 +90,7 @@ __all__ = [
     "ArmScores",
     "ExperimentSetup",
     "HDRScenes",
+    "KalantariScene",
     "SelfHDRConfig",
     "SelfHDRTrainer",
     "align_to_reference",
@@ -87,16 +99,19 @@ __all__ = [
     "expansion_mask",
     "gradient_ssim_loss",
     "ldr_to_hdr",
+    "load_kalantari_scene",
     "make_hdr_scenes",
     "merge_aligned",
     "mu_tonemap",
     "network_inputs",
     "psnr",
     "psnr_mu",
+    "read_radiance_hdr",
     "selfhdr_stage1_loss",
     "selfhdr_stage2_loss",
     "structure_masks",
     "tent_weight",
     "triangle_weights",
     "validate_times",
+    "write_radiance_hdr",
 ]

@@ -7,10 +7,11 @@ concatenated (non-reference, reference) features gate the non-reference features
 blocks (DRDB: dilation-2 dense layers, 1x1 fusion, residual), global feature fusion (1x1, 3x3),
 a global residual to the reference features, and an output conv with a sigmoid.
 
-Scaled down: the official defaults are 64 features, 5 dense layers per block, growth 32 (~1.4M
-parameters); the claims use 16 features, 3 layers, growth 8 (tens of thousands). The output is
-``sigmoid(.) * out_scale``: with times relative to the reference, radiance reaches 1/t_short, so
-the trainer sets ``out_scale = 1 / t_short`` (the official code has 1, on Kalantari's scale).
+Scaled down: the official defaults are 64 features, 5 dense layers per block, growth 32 in 3
+blocks (~1.4M parameters); the claims use :class:`~.training.SelfHDRConfig`'s defaults, 8
+features, 2 dense layers, growth 4, 2 blocks (about 12 thousand parameters). The output is
+``sigmoid(.) * out_scale``; with times relative to the short frame (Kalantari's scale) radiance
+stays below 1/t_short = 1, so the trainer's ``out_scale`` is 1, as in the official code.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import torch
 from torch import nn
 
 __all__ = ["AHDRNet"]
+
+_INITIAL_LEVEL = 0.025  # the output at init, in linear radiance
 
 
 class _DilatedDenseLayer(nn.Module):
@@ -71,9 +74,11 @@ class AHDRNet(nn.Module):
         self.up = nn.Conv2d(c, c, 3, padding=1)
         self.out = nn.Conv2d(c, 3, 3, padding=1)
         self.act = nn.LeakyReLU()
-        # start near the median radiance of a scene exposed for the reference (~0.1), not at
-        # out_scale / 2: the sigmoid then does not have to unlearn a large offset first
-        nn.init.constant_(self.out.bias, float(torch.logit(torch.tensor(min(0.1 / out_scale, 0.5)))))
+        # start at a dark mid-tone radiance (0.025 on the short frame's scale, below the median
+        # of a scene exposed for a reference at +2 EV), not at out_scale / 2: the sigmoid then
+        # does not have to unlearn a large offset first
+        level = min(_INITIAL_LEVEL / out_scale, 0.5)
+        nn.init.constant_(self.out.bias, float(torch.logit(torch.tensor(level))))
 
     def forward(self, x1: torch.Tensor, x2: torch.Tensor, x3: torch.Tensor) -> torch.Tensor:
         for name, x in (("x1", x1), ("x2", x2), ("x3", x3)):

@@ -7,8 +7,15 @@ Arms (the spec's (a)-(d), plus two references):
 - ``selfhdr`` (c): stage 1 (S) -> Y_stru -> stage 2 (F), the method;
 - ``supervised`` (d): AHDRNet trained with ground truth (upper bound);
 - ``structure_net``: S itself (stage 1 only);
-- ``reference_only``: H_2 = I_2^2.2, the reference frame linearised (no merging at all);
+- ``reference_only``: H_2 = I_2^2.2 / t_2, the reference frame linearised (no merging, no
+  network): the null arm a sceptic tries first (issue 38: on the first test bed it beat the
+  color component by 8.5 dB PSNR-mu, so the label-free baselines were worse than doing nothing);
 - ``untrained``: the shared initial network (a null method for negative controls).
+
+Scores are computed on the interior of each test scene, ``border`` pixels (the largest camera
+shift) away from every side: there a shifted frame has no content, and the merge sees replicated
+edges. On the paper's full-resolution captures such a border is a negligible fraction; on 32 px
+scenes 3 px per side is a third of the pixels. Every arm is scored on the same pixels.
 
 :class:`ArmRunner` trains an arm only when asked and keeps it, so a claim that needs three arms
 trains three networks; :func:`arm_runner` reuses one runner per (setup, seed) in a process.
@@ -22,12 +29,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import torch
 
-from .hdr_imaging import psnr, psnr_mu
-from .synthetic_scenes import HDRScenes, make_hdr_scenes
+from .hdr_imaging import align_to_reference, ldr_to_hdr, psnr, psnr_mu
+from .synthetic_scenes import MAX_CAMERA_SHIFT, HDRScenes, make_hdr_scenes
 from .training import SelfHDRConfig, SelfHDRTrainer
 
 __all__ = ["ARMS", "ArmRunner", "ArmScores", "ExperimentSetup", "arm_runner", "arm_table",
-           "paired_gain", "per_seed"]
+           "per_seed"]
 
 ARMS = ("color_merge", "color_only", "selfhdr", "supervised", "structure_net", "reference_only",
         "untrained")
@@ -37,12 +44,26 @@ _TEST_SEED_OFFSET = 1_000_003  # test scenes never overlap the training scenes o
 
 @dataclass(frozen=True)
 class ExperimentSetup:
-    """Scene sizes and counts plus the training config (its seed is replaced per run)."""
+    """Scene sizes and counts plus the training config (its seed is replaced per run);
+    ``border``: pixels left out of the scores on every side (see the module docstring)."""
 
     size: int = 32
     n_train: int = 64
     n_test: int = 16
     config: SelfHDRConfig = field(default_factory=SelfHDRConfig)
+    border: int = MAX_CAMERA_SHIFT
+
+    def __post_init__(self):
+        for name in ("size", "n_train", "n_test"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be a positive int, got {v!r}")
+        if isinstance(self.border, bool) or not isinstance(self.border, int) or \
+                not 0 <= self.border < self.size // 2:
+            raise ValueError(f"border must be an int in [0, size // 2 = {self.size // 2}), got "
+                             f"{self.border!r}")
+        if not isinstance(self.config, SelfHDRConfig):
+            raise TypeError(f"config must be a SelfHDRConfig, got {type(self.config).__name__}")
 
 
 @dataclass(frozen=True)
@@ -114,24 +135,37 @@ class ArmRunner:
             ldrs = self.test_scenes.ldrs
             if arm == "color_merge":
                 out = self.trainer.color_labels(ldrs)[0]
-            elif arm == "reference_only":
-                out = torch.as_tensor(ldrs[:, 1], dtype=torch.float32) ** 2.2
+            elif arm == "reference_only":  # H_2 = I_2^gamma / t_2
+                out = ldr_to_hdr(torch.as_tensor(ldrs[:, 1]), self.trainer.config.times[1])
             else:
                 out = self.trainer.predict(self._network(arm), ldrs)
             self._outputs[arm] = out.detach()
         return self._outputs[arm]
 
     def scores(self, arm: str) -> ArmScores:
-        """Per-scene PSNR-mu, PSNR-mu in the motion mask and PSNR-l of ``arm``."""
+        """Per-scene PSNR-mu, PSNR-mu in the motion mask and PSNR-l of ``arm``, on the interior
+        (``setup.border`` pixels from every side left out)."""
         if arm not in self._scores:
-            out = self.output(arm).double()
-            gt, mask = self.test_scenes.gt, self.test_scenes.motion_mask
+            b = self.setup.border
+            inner = (..., slice(b, self.setup.size - b), slice(b, self.setup.size - b))
+            out = self.output(arm).double()[inner]
+            gt = self.test_scenes.gt[inner]
+            mask = self.test_scenes.motion_mask[inner]
             n = len(self.test_scenes)
             self._scores[arm] = ArmScores(
                 psnr_mu=np.array([psnr_mu(out[i], gt[i]) for i in range(n)]),
                 psnr_mu_motion=np.array([psnr_mu(out[i], gt[i], mask[i]) for i in range(n)]),
                 psnr_l=np.array([psnr(out[i], gt[i]) for i in range(n)]))
         return self._scores[arm]
+
+    @functools.cached_property
+    def alignment_accuracy(self) -> float:
+        """Fraction of test scenes whose two camera shifts :func:`align_to_reference` recovers
+        exactly (the known answer the scene generator keeps)."""
+        s = self.test_scenes
+        hits = [np.array_equal(align_to_reference(s.ldrs[i], s.times)[1], s.camera_shifts[i])
+                for i in range(len(s))]
+        return float(np.mean(hits))
 
 
 @functools.lru_cache(maxsize=8)
@@ -144,11 +178,6 @@ def arm_runner(setup: ExperimentSetup, seed: int) -> ArmRunner:
 def per_seed(runners, arm: str, key: str) -> list[float]:
     """The scene-averaged ``key`` (psnr_mu, psnr_mu_motion, psnr_l) of ``arm`` for each runner."""
     return [r.scores(arm).means()[key] for r in runners]
-
-
-def paired_gain(runners, method: str, baseline: str, key: str) -> list[float]:
-    """Per seed: ``key`` of ``method`` minus ``key`` of ``baseline`` (same scenes and init)."""
-    return [a - b for a, b in zip(per_seed(runners, method, key), per_seed(runners, baseline, key))]
 
 
 def arm_table(runners, arms) -> list[dict]:

@@ -5,13 +5,16 @@ datasets of the paper) are out of reach offline; this generator is the laptop an
 
 - radiance R = (photo / 255)^2.2 x a smooth illumination field exp(U[-1, 3]) (a coarse random
   grid, bilinearly upsampled), plus 1-3 bright Gaussian "lights", scaled so the brightest pixel
-  is 0.9 / t_short (the short frame is just unsaturated there) and the median lands near the
-  reference exposure's mid-tones;
+  is 0.9 (times relative to the short frame, t_short = 1: the short frame is just unsaturated
+  there, and the ground truth lies in [0, 1] as Kalantari's labels do) and the median lands
+  near the reference exposure's mid-tones;
 - motion: a global camera shift of 1-3 px for each non-reference frame and a textured sprite (a
   crop of the other photo with its own illumination) displaced 3-10 px between frames;
-- LDR formation ``I_i = quantise8(clip((R_i t_i)^(1/2.2) + N(0, 0.01^2)))`` with t = (1/4, 1, 4);
-- ground truth: the reference frame's radiance; the motion mask is the union of the sprite's
-  footprints (reference coordinates) over the three frames, where the color component ghosts.
+- LDR formation ``I_i = quantise8(clip((R_i t_i)^(1/2.2) + N(0, 0.01^2)))`` with t = (1, 4, 16)
+  (EV 0, +2, +4);
+- ground truth: the reference frame's radiance on the short frame's scale; the motion mask is
+  the union of the sprite's footprints (reference coordinates) over the three frames, where the
+  color component ghosts.
 """
 
 from __future__ import annotations
@@ -23,9 +26,9 @@ import numpy as np
 
 from .hdr_imaging import GAMMA, validate_times
 
-__all__ = ["HDRScenes", "make_hdr_scenes"]
+__all__ = ["MAX_CAMERA_SHIFT", "HDRScenes", "make_hdr_scenes"]
 
-_MAX_CAMERA_SHIFT = 3
+MAX_CAMERA_SHIFT = 3  # pixels, per axis
 _SPRITE_MOVE = (3, 10)
 _DOWNSAMPLE = 3  # area-average the photos so a crop holds more texture
 
@@ -35,9 +38,9 @@ class HDRScenes:
     """A batch of dynamic multi-exposure scenes.
 
     ldrs: (N, 3, 3, H, W) float32 LDR frames (short, reference, long; RGB) in [0, 1];
-    gt: (N, 3, H, W) float32 reference-frame radiance; motion_mask: (N, H, W) bool;
-    camera_shifts: (N, 3, 2) integer (dy, dx) camera offset of each frame (reference 0);
-    times: the exposure times (reference = 1)."""
+    gt: (N, 3, H, W) float32 reference-frame radiance in [0, 0.9] (short frame's scale);
+    motion_mask: (N, H, W) bool; camera_shifts: (N, 3, 2) integer (dy, dx) camera offset of
+    each frame (reference 0); times: the exposure times (short = 1)."""
 
     ldrs: np.ndarray
     gt: np.ndarray
@@ -85,7 +88,7 @@ def _random_offset(rng: np.random.Generator, lo: int, hi: int) -> np.ndarray:
 def _scene(rng: np.random.Generator, size: int, times: tuple[float, ...], noise: float,
            side: int):
     photos = _colour_albedos()
-    margin = _MAX_CAMERA_SHIFT + 1
+    margin = MAX_CAMERA_SHIFT + 1
     canvas = size + 2 * margin
     which = int(rng.integers(0, 2))
     background = _crop(rng, photos[which], canvas, canvas)
@@ -100,8 +103,8 @@ def _scene(rng: np.random.Generator, size: int, times: tuple[float, ...], noise:
     ref_pos = rng.integers(margin, margin + size - side + 1, size=2)
     positions = [ref_pos + _random_offset(rng, *_SPRITE_MOVE), ref_pos,
                  ref_pos + _random_offset(rng, *_SPRITE_MOVE)]
-    cams = [_random_offset(rng, 1, _MAX_CAMERA_SHIFT), np.zeros(2, int),
-            _random_offset(rng, 1, _MAX_CAMERA_SHIFT)]
+    cams = [_random_offset(rng, 1, MAX_CAMERA_SHIFT), np.zeros(2, int),
+            _random_offset(rng, 1, MAX_CAMERA_SHIFT)]
     frames, mask = [], np.zeros((size, size), bool)
     for pos, cam in zip(positions, cams):
         scene = radiance.copy()
@@ -112,8 +115,8 @@ def _scene(rng: np.random.Generator, size: int, times: tuple[float, ...], noise:
         my0, mx0 = y0 - margin, x0 - margin  # footprint in reference coordinates
         mask[max(my0, 0):max(my0 + side, 0), max(mx0, 0):max(mx0 + side, 0)] = True
     frames = np.stack(frames)
-    # brightest pixel -> 0.9 / t_short; median near the reference's mid-tones
-    frames *= min(0.25 / max(np.median(frames[1]), 1e-6), 0.9 / times[0] / frames.max())
+    # brightest pixel -> 0.9 / t_short (= 0.9); median near the reference's mid-tones
+    frames *= min(0.25 / times[1] / max(np.median(frames[1]), 1e-9), 0.9 / times[0] / frames.max())
     ldrs = []
     for i, t in enumerate(times):
         ldr = np.clip(frames[i] * t, 0, 1) ** (1 / GAMMA) + rng.normal(0, noise, frames[i].shape)
@@ -122,7 +125,7 @@ def _scene(rng: np.random.Generator, size: int, times: tuple[float, ...], noise:
 
 
 def make_hdr_scenes(n: int, size: int = 32, *, seed: int | np.random.Generator = 0,
-                    times: tuple[float, float, float] = (0.25, 1.0, 4.0),
+                    times: tuple[float, float, float] = (1.0, 4.0, 16.0),
                     noise: float = 0.01, sprite_size: int | None = None) -> HDRScenes:
     """``n`` seeded dynamic scenes of ``size`` x ``size`` pixels (see the module docstring);
     ``sprite_size`` is the moving sprite's side (default ``size // 4``)."""

@@ -54,7 +54,8 @@ class SelfHDRConfig:
     Adam per stage (paper 180k steps, 16, 1e-4); patch_size: random square training crops
     (paper 128; None = whole scenes); noise_std: stage-2 reference noise (0.5/255);
     perceptual: the structure loss on T(.) (paper VGG-19; stand-in default); times: exposure
-    times relative to the reference; seed: network init and batch order."""
+    times relative to the short frame (Kalantari's convention, EV 0/+2/+4); seed: network init
+    and batch order."""
 
     channels: int = 8
     dense_layers: int = 2
@@ -66,7 +67,7 @@ class SelfHDRConfig:
     lr: float = 3e-3
     noise_std: float = 0.5 / 255
     perceptual: Perceptual | None = gradient_ssim_loss
-    times: tuple[float, float, float] = (0.25, 1.0, 4.0)
+    times: tuple[float, float, float] = (1.0, 4.0, 16.0)
     seed: int = 0
 
     def __post_init__(self):
@@ -117,11 +118,11 @@ class SelfHDRTrainer:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(c.seed)
             return AHDRNet(c.channels, c.dense_layers, c.growth, c.blocks,
-                           out_scale=1.0 / c.times[0])
+                           out_scale=1.0 / c.times[0])  # radiance <= 1 / t_short = 1
 
     def color_labels(self, ldrs) -> tuple[torch.Tensor, torch.Tensor]:
-        """Align every stack to its reference (phase correlation) and merge: returns (Y_color
-        (N, 3, H, W), the aligned stacks (N, 3, 3, H, W))."""
+        """Align every stack to its reference (global shift search, :func:`align_to_reference`)
+        and merge: returns (Y_color (N, 3, H, W), the aligned stacks (N, 3, 3, H, W))."""
         x = _check_stack(ldrs).numpy()
         aligned = np.stack([align_to_reference(s, self.config.times)[0] for s in x])
         y = merge_aligned(aligned, self.config.times)

@@ -22,7 +22,10 @@ How the code maps to the paper:
 - :mod:`.standins`: what the claims plug in, a multi-label CNN with CAM trained here on image-level
   labels and frozen (for CLIP) and box-prompted GrabCut (for SAM);
 - :mod:`.scenes`: procedural 64x64 scenes of touching oranges, leaves and bricks (for COCO);
-- :mod:`.coco_ap`: COCO-protocol mask AP / AP50 (checked against hand-computed cases).
+- :mod:`.coco_ap`: COCO-protocol mask AP / AP50 (checked against hand-computed cases and, in
+  the tests, against pycocotools' ``COCOeval``, the reference);
+- :mod:`.coco_json`: COCO-json input/output (instances and results files, RLE masks), so
+  predictions can be scored by the official tools and COCO annotations read back.
 
 Out of reach here: CLIP, CLIP Surgery and SAM weights (no downloads; ``open_clip`` and
 ``segment-anything`` need torchvision, which does not load on this CPU torch), COCO/LVIS, the
@@ -32,7 +35,21 @@ labels. The mechanism is kept; the scale, the data and the models are stand-ins.
 
 from .baselines import CAMComponents, SuperpixelDiscovery
 from .coco_ap import Detections, GroundTruth, coco_mask_ap, mask_iou
-from .discovery import activated_region, discover_instances, kmeans_grid_init, nearest_resize
+from .coco_json import (
+    load_coco_ground_truth,
+    load_coco_results,
+    mask_to_rle,
+    rle_to_mask,
+    write_coco_ground_truth,
+    write_coco_results,
+)
+from .discovery import (
+    activated_region,
+    check_fragment_rules,
+    discover_instances,
+    kmeans_grid_init,
+    nearest_resize,
+)
 from .pipeline import Zip, ZipConfig, grid_boxes, prompt_and_score
 from .protocols import DenseFeatureExtractor, Instance, PromptableSegmenter, SemanticActivator
 from .scenes import CLASS_NAMES, SceneSet, make_scenes, touching_pairs
@@ -67,15 +84,22 @@ __all__ = [
     "Zip",
     "ZipConfig",
     "activated_region",
+    "check_fragment_rules",
     "coco_mask_ap",
     "discover_instances",
     "grid_boxes",
     "kmeans_grid_init",
+    "load_coco_ground_truth",
+    "load_coco_results",
     "make_scenes",
     "mask_iou",
+    "mask_to_rle",
     "nearest_resize",
     "prompt_and_score",
+    "rle_to_mask",
     "touching_pairs",
     "train_multilabel_cnn",
     "trained_cnn",
+    "write_coco_ground_truth",
+    "write_coco_results",
 ]

@@ -1,9 +1,11 @@
 """COCO-protocol mask AP (the metric of the paper's tables), written out from pycocotools'
 ``COCOeval`` (evaluateImg / accumulate / summarize), for masks without crowd regions.
 
-pycocotools is not among the packages this project has checked (``ECOSYSTEM.md``) and
-torchmetrics' ``MeanAveragePrecision(iou_type="segm")`` needs it (or faster-coco-eval) as its
-backend, so the protocol is re-implemented here and tested against hand-computed cases:
+pycocotools is the reference: it is a dev dependency and the tests compare this function with
+``COCOeval(..., "segm")`` on random cases (equal to 1e-12) and on files written by
+:mod:`.coco_json`. It is kept out of the runtime dependencies (a C extension the package's
+other papers do not need; ``COCOeval`` also prints its summary), so the protocol is written out
+here, without crowd regions and area ranges:
 
 - per image and category, detections sorted by score (stable), at most ``max_dets`` per image;
 - at each IoU threshold t (0.50:0.05:0.95) each detection, in score order, is matched to the
@@ -57,11 +59,41 @@ def mask_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
 
 
+def _check_masks(masks: object, what: str) -> None:
+    if not isinstance(masks, np.ndarray) or masks.dtype != bool:
+        raise TypeError(f"{what} masks must be a bool numpy array (n, H, W), got "
+                        f"{getattr(masks, 'dtype', type(masks).__name__)} (threshold "
+                        "soft masks yourself, e.g. masks > 0.5)")
+    if masks.ndim != 3:
+        raise ValueError(f"{what} masks must have shape (n, H, W), got {masks.shape}")
+
+
+def _check_labels(labels: object, what: str) -> None:
+    labels = np.asarray(labels)
+    if labels.ndim != 1 or not (labels.size == 0 or np.issubdtype(labels.dtype, np.integer)):
+        raise ValueError(f"{what} labels must be a 1-D integer array (n,), got shape "
+                         f"{labels.shape} and dtype {labels.dtype}")
+
+
 def _check(dets: Sequence[Detections], gts: Sequence[GroundTruth]) -> None:
     if len(dets) != len(gts):
         raise ValueError(f"need one Detections per GroundTruth image, got {len(dets)} and "
                          f"{len(gts)}")
     for i, (d, g) in enumerate(zip(dets, gts)):
+        if not isinstance(d, Detections) or not isinstance(g, GroundTruth):
+            raise TypeError(f"image {i}: need a Detections and a GroundTruth, got "
+                            f"{type(d).__name__} and {type(g).__name__}")
+        _check_masks(d.masks, f"image {i}: detection")
+        _check_masks(g.masks, f"image {i}: ground-truth")
+        _check_labels(d.labels, f"image {i}: detection")
+        _check_labels(g.labels, f"image {i}: ground-truth")
+        scores = np.asarray(d.scores)
+        if scores.ndim != 1 or not (scores.size == 0 or np.issubdtype(scores.dtype, np.number)):
+            raise ValueError(f"image {i}: scores must be a 1-D numeric array (n,), got shape "
+                             f"{scores.shape} and dtype {scores.dtype}")
+        if not np.all(np.isfinite(scores)):
+            # a NaN sorts last and used to rank a wrong detection as if it had no score
+            raise ValueError(f"image {i}: scores must be finite, got {scores[~np.isfinite(scores)]}")
         if not (len(d.masks) == len(d.labels) == len(d.scores)):
             raise ValueError(f"image {i}: detections' masks, labels and scores differ in length")
         if len(g.masks) != len(g.labels):
@@ -74,7 +106,12 @@ def _check(dets: Sequence[Detections], gts: Sequence[GroundTruth]) -> None:
 def coco_mask_ap(dets: Sequence[Detections], gts: Sequence[GroundTruth], *,
                  max_dets: int = 100) -> dict[str, float]:
     """COCO mask AP over images; returns {"ap", "ap50", "ap75"} (NaN when no category has
-    ground truth)."""
+    ground truth).
+
+    dets / gts: one :class:`Detections` and one :class:`GroundTruth` per image (bool masks,
+    1-D integer labels, finite scores); max_dets: a positive int (COCO's 100)."""
+    if isinstance(max_dets, bool) or not isinstance(max_dets, (int, np.integer)) or max_dets < 1:
+        raise ValueError(f"max_dets must be a positive int, got {max_dets!r}")
     _check(dets, gts)
     n_t = len(IOU_THRESHOLDS)
     categories = sorted({int(c) for g in gts for c in g.labels})

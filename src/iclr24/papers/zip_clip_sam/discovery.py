@@ -23,7 +23,8 @@ from collections import Counter
 
 import numpy as np
 
-__all__ = ["activated_region", "discover_instances", "kmeans_grid_init", "nearest_resize"]
+__all__ = ["activated_region", "check_fragment_rules", "discover_instances", "kmeans_grid_init",
+           "nearest_resize"]
 
 
 def _as_feature_map(features: object) -> np.ndarray:
@@ -52,7 +53,9 @@ def kmeans_grid_init(features: object, k: int = 20, iters: int = 100,
     indices round(linspace(0, h*w - 1, k)) (de-duplicated); each iteration assigns every pixel to
     its nearest centroid (Euclidean) and moves each non-empty cluster's centroid to its mean (an
     empty cluster keeps its centroid); stops after ``iters`` iterations or when the centroids
-    stop moving (``allclose`` with ``rtol``, as the official code).
+    stop moving (``allclose`` with ``rtol``, as the official code). The layout cannot be checked
+    here: a channels-last (h, w, D) map would be clustered as D x w pixels of h features
+    (:class:`~.pipeline.Zip` checks the grid's aspect ratio against the image's).
     """
     x = _as_feature_map(features)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -125,6 +128,25 @@ def _check_labels(labels: object) -> np.ndarray:
     return labels
 
 
+def check_fragment_rules(act_ratio: float, min_activated: float, max_box_fill: float) -> None:
+    """Validate the fragment rules' thresholds (ValueError naming the argument).
+
+    act_ratio > 0 (a multiple of the mean activation); min_activated in [0, 1) (a fraction of
+    pixels: 1 or more would reject every fragment, as ``min_activated=5`` silently did);
+    max_box_fill > 1 (bbox area / area is >= 1 for every fragment, so <= 1 rejects all).
+    """
+    for name, value, ok, expected in (
+            ("act_ratio", act_ratio, lambda v: v > 0, "a finite number > 0"),
+            ("min_activated", min_activated, lambda v: 0 <= v < 1,
+             "a fraction in [0, 1) of the fragment's pixels"),
+            ("max_box_fill", max_box_fill, lambda v: v > 1,
+             "a finite number > 1 (bbox area / area is >= 1 for every fragment)")):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+            raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+        if not (np.isfinite(value) and ok(value)):
+            raise ValueError(f"{name} must be {expected}, got {value!r}")
+
+
 def discover_instances(labels: np.ndarray, activation: np.ndarray, act_ratio: float = 0.7,
                        min_activated: float = 0.3, max_box_fill: float = 3.0,
                        min_area: int = 100, top_clusters: int = 20) -> list[np.ndarray]:
@@ -135,10 +157,7 @@ def discover_instances(labels: np.ndarray, activation: np.ndarray, act_ratio: fl
     returns a list of (h, w) bool masks, one per proposal, in label order.
     """
     labels = _check_labels(labels)
-    for name, value in (("act_ratio", act_ratio), ("min_activated", min_activated),
-                        ("max_box_fill", max_box_fill)):
-        if not np.isfinite(value) or value <= 0:
-            raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    check_fragment_rules(act_ratio, min_activated, max_box_fill)
     if isinstance(min_area, bool) or not isinstance(min_area, int) or min_area < 0:
         raise ValueError(f"min_area must be a non-negative int, got {min_area!r}")
     from scipy import ndimage

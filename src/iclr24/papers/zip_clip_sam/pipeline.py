@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .discovery import discover_instances, kmeans_grid_init
+from .discovery import check_fragment_rules, discover_instances, kmeans_grid_init
 from .protocols import (
     DenseFeatureExtractor,
     Instance,
@@ -61,9 +61,7 @@ class ZipConfig:
         if isinstance(self.min_area, bool) or not isinstance(self.min_area, int) \
                 or self.min_area < 0:
             raise ValueError(f"min_area must be a non-negative int, got {self.min_area!r}")
-        for name in ("act_ratio", "min_activated", "max_box_fill"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
+        check_fragment_rules(self.act_ratio, self.min_activated, self.max_box_fill)
         for name in ("presence_threshold", "nms_iou"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)!r}")
@@ -79,6 +77,21 @@ def grid_boxes(masks: Sequence[np.ndarray], image_shape: tuple[int, int]) -> np.
         boxes[i] = (cols.min() * sx, rows.min() * sy, (cols.max() + 1) * sx,
                     (rows.max() + 1) * sy)
     return boxes
+
+
+def _check_feature_grid(features: object, image_shape: tuple[int, int]) -> None:
+    """The extractor's map must be channels first, (D, h, w), on a grid with the image's aspect
+    ratio (within 10 %, room for stride rounding); a channels-last (h, w, D) map fails this for
+    any non-trivial D and would otherwise be clustered along the wrong axes."""
+    shape = getattr(features, "shape", None)
+    if shape is None or len(shape) != 3:
+        raise ValueError(f"feature_extractor.features must return (D, h, w), got shape {shape}")
+    h, w = int(shape[1]), int(shape[2])
+    H, W = image_shape
+    if h < 1 or w < 1 or abs(h / w - H / W) > 0.1 * (H / W):
+        raise ValueError(f"feature_extractor.features returned shape {tuple(shape)}: expected "
+                         f"channels first (D, h, w) with h / w ~ H / W = {H}/{W}; a channels-last "
+                         "(h, w, D) map needs .transpose(2, 0, 1)")
 
 
 def _mask_iou(a: np.ndarray, b: np.ndarray) -> float:
@@ -116,7 +129,9 @@ class Zip:
     box prompts (see the module docstring).
 
     ``predict(image, class_names)``: image (H, W, 3) float in [0, 1], a non-empty list of class
-    names; returns a list of :class:`~.protocols.Instance` sorted by decreasing score.
+    names; returns a list of :class:`~.protocols.Instance` sorted by decreasing score. The
+    extractor's map must be channels first, (D, h, w), with the image's aspect ratio (within
+    10 %); anything else, e.g. a channels-last (h, w, D) map, is refused with a ValueError.
     """
 
     def __init__(self, activator: SemanticActivator, feature_extractor: DenseFeatureExtractor,
@@ -147,7 +162,9 @@ class Zip:
         present = [c for c in range(len(names)) if presence[c] >= cfg.presence_threshold]
         boxes, classes = [], []
         if present:
-            labels = kmeans_grid_init(self.feature_extractor.features(image), cfg.k, cfg.iters)
+            features = self.feature_extractor.features(image)
+            _check_feature_grid(features, image.shape[:2])
+            labels = kmeans_grid_init(features, cfg.k, cfg.iters)
             for c in present:
                 masks = discover_instances(labels, activation[c], cfg.act_ratio,
                                            cfg.min_activated, cfg.max_box_fill, cfg.min_area,
