@@ -11,7 +11,10 @@ from iclr24.papers.selfhdr import (
     AHDRNet,
     SelfHDRConfig,
     SelfHDRTrainer,
+    align_dense,
+    align_to_reference,
     make_hdr_scenes,
+    merge_aligned,
     network_inputs,
 )
 
@@ -148,6 +151,8 @@ def test_config_and_trainer_reject_bad_input(scenes):
         SelfHDRConfig(times=(0.25, 1.0, 4.0))
     with pytest.raises(ValueError, match="steps"):
         SelfHDRConfig(steps=0)
+    with pytest.raises(ValueError, match="alignment must be one of"):
+        SelfHDRConfig(alignment="flow")
     with pytest.raises(TypeError, match="SelfHDRConfig"):
         SelfHDRTrainer({"steps": 3})
     trainer = SelfHDRTrainer(TINY)
@@ -155,3 +160,14 @@ def test_config_and_trainer_reject_bad_input(scenes):
         trainer.fit_stage1(scenes.ldrs, torch.zeros(3, 3, 16, 16))
     with pytest.raises(ValueError, match="size"):
         make_hdr_scenes(2, 8)
+
+
+@pytest.mark.parametrize("alignment, align", [("dense", align_dense),
+                                              ("global", align_to_reference)])
+def test_color_labels_merge_the_frames_aligned_as_configured(scenes, alignment, align):
+    from dataclasses import replace
+
+    y_color, aligned = SelfHDRTrainer(replace(TINY, alignment=alignment)).color_labels(scenes.ldrs)
+    want = np.stack([align(s, TINY.times)[0] for s in scenes.ldrs])
+    assert np.allclose(aligned.numpy(), want, atol=1e-6)
+    assert np.allclose(y_color.numpy(), merge_aligned(want, TINY.times), atol=1e-6)

@@ -15,7 +15,9 @@ How the code maps to it.
   frame, so HDR values lie in [0, 1] as in Kalantari's data), the mu-law tone map
   (:func:`mu_tonemap`, mu = 5000), the tent Lambda (:func:`tent_weight`), reference-driven
   triangle weights and the color component (:func:`merge_aligned`), global alignment by a
-  bounded translation search or phase correlation (:func:`align_to_reference`), PSNR / PSNR-mu.
+  bounded translation search or phase correlation (:func:`align_to_reference`), dense
+  block-matching flow on top of it (:func:`align_dense`, the default for Y_color), PSNR /
+  PSNR-mu.
 - :mod:`.losses`: the masks M_1 (5/255) and M_2 (10/255) (:func:`structure_masks`), the stage-1
   loss L_expand + 4 L_preserve and the stage-2 loss L_color + 1 * L_stru, with a swappable
   ``perceptual`` hook (default :func:`gradient_ssim_loss`, a stand-in for VGG-19).
@@ -31,9 +33,10 @@ How the code maps to it.
 - ``claims.py``: ``structure_removes_ghosts`` and ``close_to_supervised``.
 
 What is out of reach / differs. Real HDR captures (Kalantari's SIG17 set, the other real
-datasets) cannot be downloaded here (the loader reads them where they exist), optical-flow
-alignment (here one global integer translation per frame, so the moving sprite ghosts as flow
-failures do), VGG-19 weights (a gradient + SSIM stand-in; plug a VGG loss into ``perceptual``),
+datasets) cannot be downloaded here (the loader reads them where they exist), optical flow
+(here integer block matching after a global translation: it follows the moving sprite but
+fails, as flow does, on the background the sprite uncovers and in saturated areas, where the
+color component ghosts), VGG-19 weights (a gradient + SSIM stand-in; plug a VGG loss into ``perceptual``),
 HDR-VDP-2, full-size networks and the paper's 180k-step schedules (a tiny AHDRNet trained a few
 hundred steps on small crops).
 
@@ -58,6 +61,7 @@ from .hdr_imaging import (
     ALIGN_METHODS,
     GAMMA,
     MU,
+    align_dense,
     align_to_reference,
     ldr_to_hdr,
     merge_aligned,
@@ -78,9 +82,10 @@ from .losses import (
     structure_masks,
 )
 from .synthetic_scenes import HDRScenes, make_hdr_scenes
-from .training import SelfHDRConfig, SelfHDRTrainer, network_inputs
+from .training import ALIGNMENTS, SelfHDRConfig, SelfHDRTrainer, network_inputs
 
 __all__ = [
+    "ALIGNMENTS",
     "ALIGN_METHODS",
     "ARMS",
     "GAMMA",
@@ -93,6 +98,7 @@ __all__ = [
     "KalantariScene",
     "SelfHDRConfig",
     "SelfHDRTrainer",
+    "align_dense",
     "align_to_reference",
     "arm_runner",
     "color_mask",

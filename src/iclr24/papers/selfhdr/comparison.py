@@ -9,7 +9,9 @@ Arms (the spec's (a)-(d), plus two references):
 - ``structure_net``: S itself (stage 1 only);
 - ``reference_only``: H_2 = I_2^2.2 / t_2, the reference frame linearised (no merging, no
   network): the null arm a sceptic tries first (issue 38: on the first test bed it beat the
-  color component by 8.5 dB PSNR-mu, so the label-free baselines were worse than doing nothing);
+  color component by 8.5 dB PSNR-mu, with global alignment still by 10 dB, so the label-free
+  baselines were worse than doing nothing; with the dense flow of :func:`.align_dense` the
+  merge beats it by 3-5 dB);
 - ``untrained``: the shared initial network (a null method for negative controls).
 
 Scores are computed on the interior of each test scene, ``border`` pixels (the largest camera

@@ -35,6 +35,7 @@ from torch import nn
 from .ahdrnet import AHDRNet
 from .hdr_imaging import (
     GAMMA,
+    align_dense,
     align_to_reference,
     ldr_to_hdr,
     merge_aligned,
@@ -43,7 +44,9 @@ from .hdr_imaging import (
 )
 from .losses import Perceptual, gradient_ssim_loss, selfhdr_stage1_loss, selfhdr_stage2_loss
 
-__all__ = ["SelfHDRConfig", "SelfHDRTrainer", "network_inputs"]
+__all__ = ["ALIGNMENTS", "SelfHDRConfig", "SelfHDRTrainer", "network_inputs"]
+
+ALIGNMENTS = ("dense", "global")
 
 
 @dataclass(frozen=True)
@@ -54,8 +57,10 @@ class SelfHDRConfig:
     Adam per stage (paper 180k steps, 16, 1e-4); patch_size: random square training crops
     (paper 128; None = whole scenes); noise_std: stage-2 reference noise (0.5/255);
     perceptual: the structure loss on T(.) (paper VGG-19; stand-in default); times: exposure
-    times relative to the short frame (Kalantari's convention, EV 0/+2/+4); seed: network init
-    and batch order."""
+    times relative to the short frame (Kalantari's convention, EV 0/+2/+4); alignment: how the
+    color component aligns the frames, ``"dense"`` (:func:`align_dense`, block-matching flow,
+    the stand-in for the paper's optical flow) or ``"global"`` (one translation per frame,
+    :func:`align_to_reference`); seed: network init and batch order."""
 
     channels: int = 8
     dense_layers: int = 2
@@ -68,6 +73,7 @@ class SelfHDRConfig:
     noise_std: float = 0.5 / 255
     perceptual: Perceptual | None = gradient_ssim_loss
     times: tuple[float, float, float] = (1.0, 4.0, 16.0)
+    alignment: str = "dense"
     seed: int = 0
 
     def __post_init__(self):
@@ -83,6 +89,8 @@ class SelfHDRConfig:
         if not 0 <= self.noise_std < 0.5:
             raise ValueError(f"noise_std must be in [0, 0.5), got {self.noise_std!r}")
         validate_times(self.times)
+        if self.alignment not in ALIGNMENTS:
+            raise ValueError(f"alignment must be one of {ALIGNMENTS}, got {self.alignment!r}")
 
 
 def _check_stack(ldrs) -> torch.Tensor:
@@ -121,10 +129,12 @@ class SelfHDRTrainer:
                            out_scale=1.0 / c.times[0])  # radiance <= 1 / t_short = 1
 
     def color_labels(self, ldrs) -> tuple[torch.Tensor, torch.Tensor]:
-        """Align every stack to its reference (global shift search, :func:`align_to_reference`)
-        and merge: returns (Y_color (N, 3, H, W), the aligned stacks (N, 3, 3, H, W))."""
+        """Align every stack to its reference (``config.alignment``: dense block-matching flow,
+        :func:`align_dense`, or one global shift, :func:`align_to_reference`) and merge: returns
+        (Y_color (N, 3, H, W), the aligned stacks (N, 3, 3, H, W))."""
         x = _check_stack(ldrs).numpy()
-        aligned = np.stack([align_to_reference(s, self.config.times)[0] for s in x])
+        align = align_dense if self.config.alignment == "dense" else align_to_reference
+        aligned = np.stack([align(s, self.config.times)[0] for s in x])
         y = merge_aligned(aligned, self.config.times)
         return torch.as_tensor(y, dtype=torch.float32), torch.as_tensor(aligned, dtype=torch.float32)
 
