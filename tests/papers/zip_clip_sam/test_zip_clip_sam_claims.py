@@ -47,15 +47,26 @@ def test_touching_null_rgb_clusters_passing_makes_it_inconclusive():
 def test_layer_negative_control_rgb_or_last_best():
     flat = {"ap50_gain_best_vs_rgb": Estimate.difference(SEEDS_A, SEEDS_A, paired=True),
             "ap50_gain_best_vs_last": Estimate.difference([0.5, 0.5, 0.6], SEEDS_A,
-                                                          paired=True)}
+                                                          paired=True),
+            "ap50_gain_best_vs_rgb_untrained": -0.1, "ap50_gain_best_vs_last_untrained": -0.1}
     assert claims.layer_matters.verdict(flat, Scale.SMALL) != "holds"
-    last_best = {"ap50_gain_best_vs_rgb": 0.1, "ap50_gain_best_vs_last": -0.05}
+    last_best = {"ap50_gain_best_vs_rgb": 0.1, "ap50_gain_best_vs_last": -0.05,
+                 "ap50_gain_best_vs_rgb_untrained": -0.1, "ap50_gain_best_vs_last_untrained": -0.1}
     assert claims.layer_matters.verdict(last_best, Scale.SMOKE) == "fails"
     good = {"ap50_gain_best_vs_rgb": Estimate.difference([0.5, 0.52, 0.55], SEEDS_A,
                                                          paired=True),
             "ap50_gain_best_vs_last": Estimate.difference([0.5, 0.52, 0.55], [0.3, 0.3, 0.31],
-                                                          paired=True)}
+                                                          paired=True),
+            "ap50_gain_best_vs_rgb_untrained": Estimate.difference(SEEDS_A, [0.3, 0.3, 0.31],
+                                                                   paired=True),
+            "ap50_gain_best_vs_last_untrained": Estimate.difference([0.2, 0.2, 0.21], SEEDS_A,
+                                                                    paired=True)}
     assert claims.layer_matters.verdict(good, Scale.SMALL) == "holds"
+    # the untrained network's middle stage passes too: the layer wins by its receptive field,
+    # not by what was learned, so the same numbers read inconclusive
+    random_passes = {**good, "ap50_gain_best_vs_last_untrained": Estimate.difference(
+        [0.5, 0.52, 0.55], [0.3, 0.3, 0.31], paired=True)}
+    assert claims.layer_matters.verdict(random_passes, Scale.SMALL) == "inconclusive"
 
 
 @pytest.fixture
@@ -73,5 +84,8 @@ def test_smoke_claims_run(check_smoke_claim, empty_cache):
     assert {row["arm"] for row in m.tables["runs"]} == {"zip", "cam", "superpixel", "zip_rgb"}
     m = check_smoke_claim(claims.layer_matters,
                           ["ap50_rgb", "ap50_stage1", "ap50_stage2", "ap50_stage3",
-                           "ap50_stage4", "ap50_gain_best_vs_rgb", "ap50_gain_best_vs_last"])
+                           "ap50_stage4", "ap50_gain_best_vs_rgb", "ap50_gain_best_vs_last",
+                           "ap50_stage2_untrained", "ap50_gain_best_vs_rgb_untrained",
+                           "ap50_gain_best_vs_last_untrained"])
+    assert {row["features"] for row in m.tables["runs"]} == {"trained", "untrained"}
     assert m.metrics["best_stage"] in (1.0, 2.0, 3.0)

@@ -16,6 +16,7 @@ from iclr24.papers.zip_clip_sam import (
     make_scenes,
     touching_pairs,
     trained_cnn,
+    untrained_cnn,
 )
 
 
@@ -76,6 +77,23 @@ def test_trained_cnn_is_cached_and_frozen(tmp_path, one_torch_thread):
         torch.testing.assert_close(pa, pb)
     fresh = MultiLabelCNN(3)
     assert any(not torch.equal(p, q) for p, q in zip(a.parameters(), fresh.parameters()))
+
+
+def test_untrained_cnn_is_the_trained_one_before_training(tmp_path, one_torch_thread):
+    """The null of layer_matters: the seeded initial weights trained_cnn starts from, frozen."""
+    u = untrained_cnn(0)
+    assert is_frozen(u)
+    torch.manual_seed(0)
+    for p, q in zip(u.parameters(), MultiLabelCNN(3).parameters()):
+        torch.testing.assert_close(p, q)
+    torch.manual_seed(123)  # the global RNG state does not matter
+    for p, q in zip(u.parameters(), untrained_cnn(0).parameters()):
+        torch.testing.assert_close(p, q)
+    assert any(not torch.equal(p, q) for p, q in zip(u.parameters(), untrained_cnn(1).parameters()))
+    trained = trained_cnn(CNNTraining(n_train=16, steps=2, batch_size=4), 0, root=tmp_path)
+    assert any(not torch.equal(p, q) for p, q in zip(u.parameters(), trained.parameters()))
+    with pytest.raises(TypeError, match="seed"):
+        untrained_cnn(0.5)
 
 
 def test_scenes_are_deterministic_and_consistent():

@@ -62,6 +62,7 @@ from .standins import (
     RGBFeatures,
     train_multilabel_cnn,
     trained_cnn,
+    untrained_cnn,
 )
 
 __all__ = [
@@ -100,6 +101,7 @@ __all__ = [
     "touching_pairs",
     "train_multilabel_cnn",
     "trained_cnn",
+    "untrained_cnn",
     "write_coco_ground_truth",
     "write_coco_results",
 ]

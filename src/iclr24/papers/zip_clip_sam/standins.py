@@ -32,7 +32,7 @@ from torch.nn import functional as F
 from .protocols import check_class_names, check_image
 
 __all__ = ["CNNActivator", "CNNFeatureExtractor", "CNNTraining", "GrabCutSegmenter",
-           "MultiLabelCNN", "RGBFeatures", "train_multilabel_cnn", "trained_cnn"]
+           "MultiLabelCNN", "RGBFeatures", "train_multilabel_cnn", "trained_cnn", "untrained_cnn"]
 
 
 class MultiLabelCNN(nn.Module):
@@ -236,18 +236,30 @@ def train_multilabel_cnn(model: MultiLabelCNN, training: CNNTraining, seed: int)
     return losses
 
 
+def untrained_cnn(seed: int) -> MultiLabelCNN:
+    """The CAM stand-in's architecture with the seeded initial weights :func:`trained_cnn`
+    starts from, frozen without training: the random-features null of the layer claim."""
+    from iclr24.kits.frozen_standins import freeze
+
+    from .scenes import CLASS_NAMES
+
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    with torch.random.fork_rng():  # seeded initial weights, global RNG left as it was
+        torch.manual_seed(int(seed))
+        model = MultiLabelCNN(len(CLASS_NAMES))
+    freeze(model)
+    return model
+
+
 def trained_cnn(training: CNNTraining, seed: int,
                 root: str | os.PathLike[str] | None = None) -> MultiLabelCNN:
     """The frozen CAM stand-in for ``seed``: trained once per machine, loaded afterwards."""
     from iclr24.kits.frozen_standins import cached_standin
     from iclr24.kits.threads import torch_threads
 
-    from .scenes import CLASS_NAMES
-
     def make() -> MultiLabelCNN:
-        with torch.random.fork_rng():  # seeded initial weights, global RNG left as it was
-            torch.manual_seed(seed)
-            return MultiLabelCNN(len(CLASS_NAMES))
+        return untrained_cnn(seed).requires_grad_(True).train()
 
     def train(model: nn.Module) -> None:
         with torch_threads(1):
