@@ -738,10 +738,10 @@ def pretrained_lm_beats_gzip(scale: Scale, seed: int,
     from .model_coding import code_chunks, utf8_chunks
     from .rates import adjusted_rate
 
-    # 512 B at smoke as 8 lockstep chunks of 64 B (one batched session: 8 tokens a forward;
-    # 16 chunks of 128 B took 21 s of CPU, past the paper's 20 s smoke budget on their own);
-    # at small 3 replicates of 4 coded chunks of 1 KB and 8 more scored (ideal)
-    chunk_bytes, n_coded, n_ideal = sizes(scale, smoke=(64, 8, 0), small=(1024, 4, 8),
+    # 64 B at smoke as 2 lockstep chunks of 32 B (a plumbing check: 8 chunks of 64 B took 16 s
+    # of CPU, the paper 28 s past its 20 s smoke budget, 6 s of it loading SmolLM2); at small
+    # 3 replicates of 4 coded chunks of 1 KB and 8 more scored (ideal)
+    chunk_bytes, n_coded, n_ideal = sizes(scale, smoke=(32, 2, 0), small=(1024, 4, 8),
                                           full=(2048, 64, 256))
     corpus = pydoc_topics_corpus()
     text = corpus.heldout
