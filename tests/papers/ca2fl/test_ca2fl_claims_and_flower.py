@@ -138,6 +138,32 @@ def test_bias_removal_rule_rejects_fedbuff_passed_as_ca2fl():
     assert claim_obj.verdict({**ok, "ratio_ca2fl_fedbuff_z3": 1.0}, Scale.SMOKE) == "fails"
 
 
+def test_ca2fl_grid_server_federates_batchnorm_statistics():
+    """BatchNorm's running statistics travel with the model: with empty caches CA²FL's first
+    update (N = M = 2) is the plain mean of the two nodes' deltas, so the global running mean
+    is the mean of the nodes' data means (BatchNorm first, momentum 1, one full batch)."""
+    pytest.importorskip("flwr")
+    from iclr24.kits.federated import TorchClient, load_flat_params
+    from iclr24.kits.federated.flower import FlatCodec, LocalGrid, fit_reply
+    from iclr24.papers.ca2fl.flower_server import ca2fl_grid_server
+
+    def net():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.BatchNorm1d(3, momentum=1.0), torch.nn.Linear(3, 2))
+
+    g = torch.Generator().manual_seed(5)
+    xs = [torch.randn(20, 3, generator=g) - 1.0, 2.0 * torch.randn(40, 3, generator=g) + 2.0]
+    clients = [TorchClient(net(), x, torch.randint(0, 2, (x.shape[0],), generator=g), lr=0.1,
+                           batch_size=x.shape[0], epochs=1) for x in xs]
+    codec = FlatCodec.from_module(net())
+    grid = LocalGrid({k: (lambda m, k=k: fit_reply(clients[k], codec, m)) for k in range(2)})
+    hist = ca2fl_grid_server(grid, net(), buffer_size=2, concurrency=2).run(max_server_updates=1)
+    probe = net()
+    load_flat_params(probe, hist.final_params)
+    assert torch.allclose(probe[0].running_mean, (xs[0].mean(0) + xs[1].mean(0)) / 2, atol=1e-5)
+    assert torch.allclose(probe[0].running_var, (xs[0].var(0) + xs[1].var(0)) / 2, atol=1e-4)
+
+
 def test_ca2fl_server_app_checks_its_nodes():
     pytest.importorskip("flwr")
     from iclr24.papers.ca2fl.flower_server import ca2fl_grid_server, ca2fl_server_app
@@ -154,8 +180,10 @@ def test_ca2fl_server_app_checks_its_nodes():
             return []
 
     bn = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.BatchNorm1d(2))
-    with pytest.raises(ValueError, match="floating-point buffers"):
+    with pytest.raises(ValueError, match="no nodes are connected"):  # buffers are welcome
         ca2fl_grid_server(Empty(), bn, buffer_size=1, concurrency=1)
+    with pytest.raises(ValueError, match="no parameters"):
+        ca2fl_grid_server(Empty(), torch.nn.ReLU(), buffer_size=1, concurrency=1)
     with pytest.raises(TypeError, match="nn.Module"):
         ca2fl_grid_server(Empty(), "model", buffer_size=1, concurrency=1)
     model = torch.nn.Linear(2, 1)

@@ -9,7 +9,9 @@ What is here
 - :mod:`.simulation`: the in-process simulator: ``run_synchronous`` (rounds) and
   ``AsyncSimulator`` (event queue on a virtual clock with per-client job-time laws), both
   deterministic in their seed.
-- :mod:`.local_training`: plain/FedProx local SGD on PyTorch modules, flat-vector helpers.
+- :mod:`.local_training`: plain/FedProx local SGD on PyTorch modules, flat-vector helpers;
+  the vector is the model's federated state: parameters, then floating-point buffers
+  (BatchNorm running statistics), integer buffers kept local (``federated_state``).
 - :mod:`.datasets`: bundled data (sklearn digits) split the way the specs describe, with checked
   labels and features.
 - :mod:`.flower` (optional ``[flower]`` extra, import it explicitly): the same strategy objects
@@ -32,6 +34,7 @@ from .datasets import TensorSplit, check_labels, digits_split
 from .local_training import (
     TorchClient,
     accuracy,
+    federated_state,
     flatten_params,
     load_flat_params,
     local_sgd,
@@ -98,6 +101,7 @@ __all__ = [
     "fedasync_mix",
     "fedavg_aggregate",
     "fedbuff_step",
+    "federated_state",
     "fedprox_penalty",
     "flatten_params",
     "iid_partition",

@@ -4,9 +4,13 @@ Import this module explicitly (``from iclr24.kits.federated import flower``); no
 kit imports flwr. Written against Flower's Message API (flwr 1.42: ``flwr.app``,
 ``flwr.serverapp.Grid``, ``flwr.serverapp.strategy.FedAvg``).
 
-- :class:`FlatCodec`: a model's parameters as one flat vector <-> an ``ArrayRecord`` keyed by
-  parameter name (shape-checked, so a client returning a wrong-shaped array is rejected with a
-  message naming the array).
+- :class:`FlatCodec`: a model's federated state (parameters, then floating-point buffers such
+  as BatchNorm running statistics; see :func:`~.local_training.federated_state`) as one flat
+  vector <-> an ``ArrayRecord`` keyed by ``state_dict`` name (shape- and finiteness-checked, so
+  a client returning a wrong-shaped or NaN array is rejected with a message naming the array).
+  Buffers thus travel with the model, and Flower's FedAvg (``aggregate_arrayrecords``) sets
+  them to the sample-weighted mean of the clients' values, as the in-process FedAvg does.
+  Integer buffers (``num_batches_tracked``) stay local to each node and are not sent.
 - :class:`SideStateFedAvg`: Flower's FedAvg that also ships server *side state* (an extra
   ``ArrayRecord``) with the model in ``configure_train`` and hands the clients' side records to
   ``aggregate_side`` in ``aggregate_train``; the model itself is still averaged by Flower's own
@@ -25,7 +29,8 @@ kit imports flwr. Written against Flower's Message API (flwr 1.42: ``flwr.app``,
   count), the in-process ``AsyncSimulator``'s derivation, so a node dispatched twice at the same
   server version draws fresh minibatches.
 - :func:`run_on_simulation_engine`: run a ServerApp and a ClientApp on Flower's simulation
-  engine (``flwr.simulation.run_simulation``, Ray backend) with N virtual nodes, one CPU each.
+  engine (``flwr.simulation.run_simulation``, Ray backend) with N virtual nodes, one CPU each;
+  deprecated in flwr 1.42 but still its only in-process runner (see its docstring).
 - :func:`wait_for_nodes`: block until a number of nodes has registered with the grid (nodes of
   a real Flower run connect after the ServerApp starts), with a timeout and a clear error.
 
@@ -38,9 +43,9 @@ Unit tests drive these hooks with hand-built messages and the in-memory ``LocalG
 from __future__ import annotations
 
 import heapq
+import logging
 import os
 import time
-import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -69,6 +74,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from .local_training import federated_state
 from .simulation import FederatedClient, FitConfig, History, derive_seed
 from .strategies import AsyncAggregator, check_update
 
@@ -99,10 +105,14 @@ def arrayrecord_to_tensors(record: ArrayRecord) -> dict[str, torch.Tensor]:
 
 
 class FlatCodec:
-    """Flat parameter vector (P,) <-> ArrayRecord {name: array of its shape}.
+    """Flat state vector (P,) <-> ArrayRecord {name: array of its shape}.
 
-    shapes: ordered {name: shape}; the vector's layout is their concatenation in this order
-    (``from_module`` uses ``named_parameters()``, matching ``parameters_to_vector``).
+    shapes: ordered {name: shape}; the vector's layout is their concatenation in this order.
+    ``from_module`` lists the model's parameters, then its floating-point buffers, under their
+    ``state_dict`` names (:func:`~.local_training.federated_state`, the layout of
+    ``flatten_params``), so a model with BatchNorm federates its running statistics too; an
+    ArrayRecord built from a whole ``state_dict`` also carries ``num_batches_tracked``, which
+    this codec does not expect (integer buffers stay local) and ``decode`` names as unexpected.
     """
 
     def __init__(self, shapes: Mapping[str, Sequence[int]], dtype: torch.dtype = torch.float32
@@ -116,14 +126,17 @@ class FlatCodec:
 
     @classmethod
     def from_module(cls, model: nn.Module) -> FlatCodec:
-        params = list(model.named_parameters())
-        return cls({n: tuple(p.shape) for n, p in params}, params[0][1].dtype)
+        """The codec of ``model``'s federated state (parameters, then floating buffers)."""
+        entries = federated_state(model)
+        return cls({n: tuple(t.shape) for n, t in entries}, entries[0][1].dtype)
 
     def encode(self, flat: torch.Tensor) -> ArrayRecord:
-        """(P,) -> ArrayRecord."""
+        """(P,) -> ArrayRecord (ValueError for a wrong shape or NaN/inf entries)."""
         if not isinstance(flat, torch.Tensor) or flat.shape != (self.numel,):
             raise ValueError(f"flat must have shape ({self.numel},), got "
                              f"{tuple(getattr(flat, 'shape', ()))}")
+        if not torch.isfinite(flat).all():
+            raise ValueError("flat contains NaN or inf; refusing to send a non-finite model")
         out, offset = {}, 0
         for k, shape in self.shapes.items():
             out[k] = flat[offset:offset + self.sizes[k]].reshape(shape)
@@ -131,7 +144,8 @@ class FlatCodec:
         return tensors_to_arrayrecord(out)
 
     def decode(self, record: ArrayRecord, *, who: str = "record") -> torch.Tensor:
-        """ArrayRecord -> (P,), checking names and shapes (ValueError naming the culprit)."""
+        """ArrayRecord -> (P,), checking names, shapes and finiteness (ValueError naming
+        ``who`` and the culprit array)."""
         if not isinstance(record, ArrayRecord):
             raise TypeError(f"{who} must be an ArrayRecord, got {type(record).__name__}")
         missing = [k for k in self.shapes if k not in record]
@@ -141,12 +155,27 @@ class FlatCodec:
                              f"{list(self.shapes)} (missing {missing}, unexpected {extra})")
         parts = []
         for k, shape in self.shapes.items():
-            arr = record[k].numpy()
+            arr = np.asarray(record[k].numpy())
             if tuple(arr.shape) != shape:
                 raise ValueError(f"{who}: array {k!r} has shape {tuple(arr.shape)}, expected "
                                  f"{shape}")
-            parts.append(torch.as_tensor(np.asarray(arr)).reshape(-1).to(self.dtype))
+            if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype,
+                                                                         np.complexfloating):
+                raise ValueError(f"{who}: array {k!r} has dtype {arr.dtype}, expected a real "
+                                 "number type")
+            if not np.isfinite(arr).all():
+                raise ValueError(f"{who}: array {k!r} contains NaN or inf")
+            parts.append(torch.as_tensor(arr).reshape(-1).to(self.dtype))
         return torch.cat(parts)
+
+
+class _DropRunSimulationDeprecation(logging.Filter):
+    """Drops flwr's "DEPRECATED FEATURE: The `run_simulation` function ..." log record (flwr
+    logs it on its ``flwr`` logger; it is not a ``warnings`` warning)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        return not ("DEPRECATED FEATURE" in text and "run_simulation" in text)
 
 
 def run_on_simulation_engine(server_app: Any, client_app: Any, num_nodes: int, *,
@@ -157,9 +186,32 @@ def run_on_simulation_engine(server_app: Any, client_app: Any, num_nodes: int, *
     Each ClientApp instance gets one CPU; Ray starts with ``num_cpus`` (default: min(cores,
     num_nodes)), so that many nodes train at once. The ServerApp runs in a thread of this
     process (its closures can collect results); an exception in it is re-raised here.
-    ``flwr.simulation.run_simulation`` is what flwr 1.42 offers in-process (it warns that it is
-    deprecated in favour of the ``flwr run`` CLI, which needs an app project on disk; the
-    warning is silenced here).
+
+    Why ``flwr.simulation.run_simulation``, which flwr 1.42 deprecates ("Please use `flwr run`
+    in the CLI instead", ``flwr/simulation/run_simulation.py``): it is the only runner in
+    flwr 1.42 that takes ServerApp/ClientApp *objects* and runs them in this process without
+    a network. Its replacement, ``flwr run <app-dir> [connection]``, builds a FAB from an app
+    directory (``pyproject.toml`` naming the apps as ``module:attribute``) and submits it to
+    a SuperLink over the loopback network (the default ``:local:`` connection lazily starts a
+    *detached* ``flower-superlink --simulation`` on 127.0.0.1:39091 that outlives the call,
+    ``flwr/cli/local_superlink.py``), which runs the apps in a subprocess, so closures,
+    results and exceptions do not come back to the caller;
+    ``flwr.simulation.run_simulation_process`` is that runtime's worker (it needs a
+    SuperLink's SimulationIo API) and ``flwr.simulation.start_simulation`` is the pre-Message
+    API engine, deprecated since 1.13. flwr logs the deprecation (a ``DEPRECATED FEATURE``
+    record on the ``flwr`` logger, not a Python warning); that one record is filtered here.
+
+    Node count under ``flwr run`` (flwr 1.42): a local simulation SuperLink starts from
+    ``DEFAULT_SIMULATION_CONFIG`` (``flwr/supercore/constant.py``: ``num_supernodes=2``,
+    ``client_resources_num_cpus=2``), so a ServerApp that waits for 4 nodes (Flower's
+    ``sample_nodes`` polls every second without a deadline; :func:`wait_for_nodes` raises
+    after its timeout) never gets them unless the run sets ``num-supernodes``: ``flwr run .
+    local --federation-config "num-supernodes=4"``, or, for the running SuperLink's later
+    runs, ``flwr federation simulation-config --num-supernodes 4``. The older spelling,
+    ``options.num-supernodes`` in the SuperLink connection's table (``[superlink.<name>]`` in
+    ``$FLWR_HOME/config.toml``; a legacy ``[tool.flwr.federations.<name>]`` table in
+    ``pyproject.toml`` is migrated there), still works in 1.42 but is deprecated. This
+    function passes ``num_supernodes`` itself, so none of that applies to it.
     """
     if isinstance(num_nodes, bool) or not isinstance(num_nodes, int) or num_nodes < 1:
         raise ValueError(f"num_nodes must be a positive int, got {num_nodes!r}")
@@ -171,13 +223,16 @@ def run_on_simulation_engine(server_app: Any, client_app: Any, num_nodes: int, *
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
         raise ImportError("Flower's simulation engine needs flwr[simulation] (Ray): pip install "
                           f"'iclr24[flower]'; import failed: {exc}") from exc
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=r"(?s).*run_simulation.*deprecated")
-        warnings.filterwarnings("ignore", message=r"(?s).*DEPRECATED FEATURE")
+    flwr_logger = logging.getLogger("flwr")
+    drop = _DropRunSimulationDeprecation()
+    flwr_logger.addFilter(drop)
+    try:
         run_simulation(server_app, client_app, num_supernodes=num_nodes,
                        backend_config={"client_resources": {"num_cpus": 1, "num_gpus": 0.0},
                                        "init_args": {"num_cpus": cpus, "num_gpus": 0}},
                        verbose_logging=verbose)
+    finally:
+        flwr_logger.removeFilter(drop)
 
 
 def wait_for_nodes(grid: Grid, num_nodes: int, *, timeout: float = 120.0,

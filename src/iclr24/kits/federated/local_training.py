@@ -1,10 +1,26 @@
-"""Client-side local training for PyTorch models on flat parameter vectors.
+"""Client-side local training for PyTorch models on flat state vectors.
 
 A client receives the global model as a flat vector ``x`` (shape (P,)), loads it into a module,
 runs plain minibatch SGD (optionally with FedProx's proximal term ``mu/2 ||w - x||^2``) and
 returns ``delta = w - x``. The data order comes from a ``torch.Generator`` seeded by the job's
 :class:`~.simulation.FitConfig` seed, so runs are reproducible and compared strategies see the
 same minibatches.
+
+What the vector holds (:func:`federated_state`): every parameter, then every persistent
+floating-point buffer (BatchNorm's ``running_mean``/``running_var``), the floating part of the
+``state_dict`` that FedAvg users send (Flower's PyTorch examples ship ``model.state_dict()``).
+Buffers change during local training (train-mode forward passes), so they come back in
+``delta`` and the server aggregates them with the parameters' rule; for FedAvg (server_lr 1)
+that is the sample-weighted mean of the clients' running statistics. SGD and FedProx's
+penalty act on the parameters only. For a model without floating buffers the vector is exactly
+``parameters_to_vector(model.parameters())``, as before buffers were federated.
+
+Integer buffers (BatchNorm's ``num_batches_tracked``) are *kept local*: they are not in the
+vector, are never averaged, and :func:`load_flat_params` leaves them untouched, so each module
+keeps counting its own batches. An average of counters is not a count (Flower's
+``aggregate_arrayrecords`` would turn it into a float), and the counter only matters for
+BatchNorm with ``momentum=None`` (cumulative average), where the local count is the one its
+own updates were weighted by.
 """
 
 from __future__ import annotations
@@ -13,7 +29,6 @@ from collections.abc import Callable, Iterator
 
 import torch
 from torch import nn
-from torch.nn.utils import parameters_to_vector
 
 from .datasets import check_labels
 from .simulation import FitConfig
@@ -22,6 +37,7 @@ from .strategies import ClientUpdate
 __all__ = [
     "TorchClient",
     "accuracy",
+    "federated_state",
     "flatten_params",
     "load_flat_params",
     "local_sgd",
@@ -29,24 +45,54 @@ __all__ = [
 ]
 
 
+def federated_state(model: nn.Module) -> list[tuple[str, torch.Tensor]]:
+    """The named tensors a federated round moves, in flat-vector order.
+
+    Every parameter in ``named_parameters()`` order (the order of ``parameters_to_vector``),
+    then every persistent floating-point buffer in ``named_buffers()`` order (e.g. BatchNorm's
+    ``running_mean``, ``running_var``). Names are ``state_dict`` keys. Integer/bool buffers
+    (``num_batches_tracked``) stay local and non-persistent buffers (not in ``state_dict``) are
+    not model state, so neither is listed. The tensors are the module's own (not copies).
+    Raises TypeError for a non-module and ValueError when nothing is left to federate.
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    persistent = model.state_dict(keep_vars=True).keys()
+    entries = list(model.named_parameters())
+    entries += [(name, buf) for name, buf in model.named_buffers()
+                if name in persistent and buf.is_floating_point()]
+    if not entries:
+        raise ValueError(f"model ({type(model).__name__}) has no parameters or floating-point "
+                         "buffers to federate")
+    return entries
+
+
 def flatten_params(model: nn.Module) -> torch.Tensor:
-    """The model's parameters as one detached flat vector (P,), in ``model.parameters()`` order."""
-    return parameters_to_vector(model.parameters()).detach().clone()
+    """The model's federated state as one detached flat vector (P,): its parameters, then its
+    floating-point buffers (:func:`federated_state`), in the first entry's dtype.
+
+    Without floating buffers this equals ``parameters_to_vector(model.parameters())``."""
+    entries = federated_state(model)
+    dtype = entries[0][1].dtype
+    return torch.cat([t.detach().reshape(-1).to(dtype) for _, t in entries])
 
 
 def load_flat_params(model: nn.Module, flat: torch.Tensor) -> None:
-    """Copy a flat vector (P,) into the model's parameters (shape-checked)."""
-    expected = sum(p.numel() for p in model.parameters())
+    """Copy a flat vector (P,) into the model's parameters and floating-point buffers
+    (:func:`federated_state` order, shape-checked); integer buffers are left as they are."""
+    entries = federated_state(model)
+    expected = sum(t.numel() for _, t in entries)
     if not isinstance(flat, torch.Tensor) or flat.ndim != 1 or flat.numel() != expected:
         raise ValueError(f"flat must be a 1-D tensor with {expected} entries (the model's "
-                         f"parameter count), got shape {tuple(getattr(flat, 'shape', ()))}")
+                         "parameter count plus its floating-point buffer entries), got shape "
+                         f"{tuple(getattr(flat, 'shape', ()))}")
     # copy_ (not vector_to_parameters, which makes the parameters *views* of ``flat``, so that
     # in-place SGD would silently overwrite the caller's vector)
     with torch.no_grad():
         offset = 0
-        for p in model.parameters():
-            p.copy_(flat[offset:offset + p.numel()].view_as(p))
-            offset += p.numel()
+        for _, t in entries:
+            t.copy_(flat[offset:offset + t.numel()].view_as(t))
+            offset += t.numel()
 
 
 def minibatch_indices(n: int, batch_size: int, generator: torch.Generator, *,
@@ -88,8 +134,11 @@ def local_sgd(model: nn.Module, params: torch.Tensor, x: torch.Tensor, y: torch.
               loss_fn: LossFn = nn.functional.cross_entropy) -> tuple[torch.Tensor, float]:
     """Plain SGD from ``params`` on (x, y); returns ``(delta (P,), mean training loss)``.
 
-    x: (n, ...) inputs, y: (n,) targets. FedProx: the loss gains ``prox_mu/2 ||w - params||^2``.
-    The module's parameters are overwritten (it is a scratch model shared by clients).
+    params: (P,) the federated state (:func:`flatten_params`); x: (n, ...) inputs, y: (n,)
+    targets. SGD updates the parameters; the train-mode forward passes update the floating
+    buffers (BatchNorm running statistics), and ``delta`` covers both. FedProx: the loss gains
+    ``prox_mu/2 ||w - params||^2`` over the parameters. The module's state is overwritten (it
+    is a scratch model shared by clients; its integer buffers keep counting locally).
     """
     if lr <= 0:
         raise ValueError(f"lr must be > 0, got {lr}")

@@ -7,7 +7,10 @@ runs inside the in-process simulator (:mod:`.simulation`) and behind Flower
 (:mod:`.flower`).
 
 Conventions (shared with CA²FL and FedImpro):
-- parameters are one flat float tensor ``x`` of shape ``(P,)``;
+- parameters are one flat float tensor ``x`` of shape ``(P,)`` (for a PyTorch model: its
+  parameters, then its floating-point buffers such as BatchNorm running statistics, see
+  :func:`~.local_training.federated_state`; the strategies treat every entry alike, so
+  FedAvg with server_lr 1 sets them to the sample-weighted mean of the clients' statistics);
 - a client update is ``delta = x_local_after_training - x_received`` (shape ``(P,)``), relative
   to the model the client *received*, which may be several server versions old;
 - staleness ``tau`` = server version at arrival - server version the client received.

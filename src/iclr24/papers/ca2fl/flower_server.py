@@ -11,16 +11,16 @@ Limits (issue 38):
 - Node count under ``flwr run``: with flwr 1.42 a managed simulation starts **2** SuperNodes
   unless told otherwise (``DEFAULT_SIMULATION_CONFIG.num_supernodes = 2``), so a
   :func:`ca2fl_server_app` asking for ``num_nodes=4`` waits ``node_timeout`` seconds and then
-  raises TimeoutError (it would wait forever with an infinite timeout). Set
-  ``options.num-supernodes`` in the app's ``[tool.flwr.federations.<name>]`` table (or pass
-  ``--num-supernodes`` to ``flwr federation simulation-config``) to at least ``num_nodes``.
-  The kit's in-process ``run_on_simulation_engine`` passes the node count itself, through
-  ``flwr.simulation.run_simulation``, which flwr 1.42 marks deprecated.
-- Parameters only: CA²FL, the kit's ``FlatCodec`` and its in-process ``TorchClient`` federate
-  ``model.parameters()``; buffers (BatchNorm running statistics) would never travel or be
-  averaged, so models with floating-point buffers are refused with a ValueError here rather
-  than trained with each node's stale statistics. Use GroupNorm/LayerNorm, or federate the
-  buffers yourself.
+  raises TimeoutError (it would wait forever with an infinite timeout). Run it with
+  ``flwr run . local --federation-config "num-supernodes=N"`` (N >= ``num_nodes``) or set it
+  once with ``flwr federation simulation-config --num-supernodes N``; ``options.num-supernodes``
+  in the SuperLink connection's table still works in 1.42 but is deprecated. The kit's
+  in-process ``run_on_simulation_engine`` passes the node count itself, through
+  ``flwr.simulation.run_simulation``, which flwr 1.42 marks deprecated (see its docstring).
+- Buffers: the kit's flat vector, ``FlatCodec`` and ``TorchClient`` carry a model's
+  floating-point buffers (BatchNorm running statistics) after its parameters, so CA²FL caches
+  and calibrates those entries exactly as it does the parameters; integer buffers
+  (``num_batches_tracked``) stay local to each node (see ``kits.federated.local_training``).
 """
 
 from __future__ import annotations
@@ -45,17 +45,12 @@ from .server import CA2FL
 __all__ = ["ca2fl_grid_server", "ca2fl_server_app", "sgd_client_app"]
 
 
-def _check_parameters_only(model: object, name: str) -> nn.Module:
-    """``model`` must be an nn.Module with parameters and no floating-point buffers."""
+def _check_model(model: object, name: str) -> nn.Module:
+    """``model`` must be an nn.Module with parameters (its floating buffers travel too)."""
     if not isinstance(model, nn.Module):
         raise TypeError(f"{name} must be a torch.nn.Module, got {type(model).__name__}")
     if next(model.parameters(), None) is None:
         raise ValueError(f"{name} has no parameters to federate")
-    buffers = [n for n, b in model.named_buffers() if b.is_floating_point()]
-    if buffers:
-        raise ValueError(f"{name} has floating-point buffers {buffers} (e.g. BatchNorm running "
-                         "statistics); CA²FL here federates parameters only, so they would "
-                         "never be averaged: use GroupNorm/LayerNorm or a buffer-free model")
     return model
 
 
@@ -65,13 +60,14 @@ def ca2fl_grid_server(grid: Any, model: nn.Module, *, buffer_size: int, concurre
                       seed: int = 0, train_config: dict[str, Any] | None = None,
                       num_nodes: int | None = None, node_timeout: float = 120.0,
                       poll_interval: float = 0.05, timeout: float = 3600.0) -> AsyncGridServer:
-    """An AsyncGridServer running CA²FL from ``model``'s current parameters on ``grid``.
+    """An AsyncGridServer running CA²FL from ``model``'s current state (parameters and
+    floating-point buffers) on ``grid``.
 
     One cache per participating node, buffer M = ``buffer_size``. ``num_nodes``: wait (up to
     ``node_timeout`` s, then TimeoutError) until that many nodes have connected and use the
     first ``num_nodes`` in sorted order (N = num_nodes); None: the nodes connected now.
     """
-    model = _check_parameters_only(model, "model")
+    model = _check_model(model, "model")
     if num_nodes is None:
         nodes = sorted(int(n) for n in grid.get_node_ids())
         if not nodes:
@@ -94,8 +90,8 @@ def ca2fl_server_app(model_fn: Callable[[], nn.Module], *, num_nodes: int, buffe
     num_nodes: N, the clients CA²FL keeps caches for; the loop first waits for that many nodes
     to register (TimeoutError after ``node_timeout`` s). Under ``flwr run`` the federation must
     start at least ``num_nodes`` SuperNodes (flwr 1.42's default is 2; see the module
-    docstring: ``options.num-supernodes``). ``on_finish(history)`` receives the kit
-    History (final parameters in ``final_params``).
+    docstring: ``--federation-config "num-supernodes=N"``). ``on_finish(history)`` receives
+    the kit History (final state vector in ``final_params``).
     """
     from flwr.serverapp import ServerApp
 
@@ -131,7 +127,7 @@ def sgd_client_app(client_fn: Callable[[Any], TorchClient], *, seed: int = 0
     @app.train()
     def train(msg: Message, context: Any) -> Message:
         client = client_fn(context)
-        model = _check_parameters_only(client.model, "client_fn(context).model")
+        model = _check_model(client.model, "client_fn(context).model")
         return fit_reply(client, FlatCodec.from_module(model), msg, seed=seed,
                          client_index=client_index(context))
 
