@@ -8,9 +8,8 @@ blocks (DRDB: dilation-2 dense layers, 1x1 fusion, residual), global feature fus
 a global residual to the reference features, and an output conv with a sigmoid.
 
 Scaled down: the official defaults are 64 features, 5 dense layers per block, growth 32 in 3
-blocks (~1.4M parameters); :class:`~.training.SelfHDRConfig`'s defaults are 8 features, 2
-dense layers, growth 4, 2 blocks (about 12 thousand parameters); the claims use 16 features
-(about 45 thousand, the spec's "16-32 channels"). The output is
+blocks (~1.4M parameters); the claims use :class:`~.training.SelfHDRConfig`'s defaults, 8
+features, 2 dense layers, growth 4, 2 blocks (about 12 thousand parameters). The output is
 ``sigmoid(.) * out_scale``; with times relative to the short frame (Kalantari's scale) radiance
 stays below 1/t_short = 1, so the trainer's ``out_scale`` is 1, as in the official code.
 """
